@@ -1,0 +1,121 @@
+//! The backend seam: the hot spots of ML-KEM (NTT, matrix and noise
+//! sampling, compression and encoding) as one trait whose methods default to
+//! the portable code. A SIMD backend overrides only what it accelerates; the
+//! algorithm code in `pke` and `kem` is generic over the backend and
+//! monomorphised once per backend. The backend is chosen once per process.
+
+mod portable;
+
+pub(crate) use portable::Portable;
+
+use crate::poly::Poly;
+use crate::{compress, encode, ntt, sample};
+
+/// The operations a backend provides. Every method has the portable
+/// definition as its default.
+pub(crate) trait Backend: 'static {
+    /// Algorithm 9: NTT in place; input below q in absolute value, output
+    /// reduced into [-(q-1)/2, (q-1)/2].
+    #[inline(always)]
+    fn ntt(p: &mut Poly) {
+        ntt::ntt(p);
+    }
+
+    /// Algorithm 10: NTT^-1 in place, times 2^16.
+    #[inline(always)]
+    fn inv_ntt(p: &mut Poly) {
+        ntt::inv_ntt(p);
+    }
+
+    /// Algorithms 11 and 12: acc = Σ a_i ∘ b_i · 2^-16, reduced.
+    #[inline(always)]
+    fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+        ntt::multiply_accumulate(acc, a, b);
+    }
+
+    /// Â as a row-major k×k matrix: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i).
+    #[inline(always)]
+    fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
+        for (index, entry) in out.iter_mut().enumerate() {
+            let (i, j) = (index / k, index % k);
+            sample::sample_ntt(rho, j as u8, i as u8, entry);
+        }
+    }
+
+    /// Noise vector: `out[i]` = SamplePolyCBD_eta(PRF_eta(seed, nonce + i)).
+    #[inline(always)]
+    fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+        let mut prf_out = [0u8; 192];
+        let bytes = &mut prf_out[..64 * ETA];
+        for (i, p) in out.iter_mut().enumerate() {
+            crate::hash::prf(seed, nonce + i as u8, bytes);
+            sample::sample_poly_cbd::<ETA>(bytes, p);
+        }
+        zeroize::Zeroize::zeroize(&mut prf_out);
+    }
+
+    /// ByteEncode_d(Compress_d(p)) into 32·d bytes.
+    #[inline(always)]
+    fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
+        encode::pack::<D>(p, out, compress::compress::<D>);
+    }
+
+    /// Decompress_d(ByteDecode_d(bytes)); coefficients in [0, q).
+    #[inline(always)]
+    fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
+        encode::unpack::<D>(bytes, p, compress::decompress::<D>);
+    }
+
+    /// ByteEncode_12 of a polynomial with coefficients in (-q, q).
+    #[inline(always)]
+    fn encode_12(p: &Poly, out: &mut [u8]) {
+        encode::encode_12(p, out);
+    }
+
+    /// ByteDecode_12, reporting whether every value was below q.
+    #[inline(always)]
+    fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
+        encode::decode_12_checked(bytes, p)
+    }
+}
+
+/// The implementations kem-core can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BackendKind {
+    /// Portable Rust, the reference for every other backend.
+    Portable,
+}
+
+impl BackendKind {
+    /// The backend's short name, e.g. `"portable"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Portable => "portable",
+        }
+    }
+}
+
+impl core::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The backend in use by this process.
+pub fn active_backend() -> BackendKind {
+    BackendKind::Portable
+}
+
+/// Runs `$body` with `$b` bound to the active backend's type.
+macro_rules! with_backend {
+    ($b:ident => $body:expr) => {
+        match $crate::backend::active_backend() {
+            $crate::backend::BackendKind::Portable => {
+                type $b = $crate::backend::Portable;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_backend;

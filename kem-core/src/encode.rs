@@ -1,0 +1,146 @@
+//! ByteEncode_d and ByteDecode_d (FIPS 203, Algorithms 5 and 6): packing 256
+//! d-bit values into 32·d bytes, little-endian bit order.
+
+use crate::field::{to_unsigned, Q};
+use crate::poly::{Poly, N};
+
+/// Packs the 256 coefficients of `p`, each mapped through `f` to a d-bit
+/// value, into `out` (32·d bytes). Eight values fill exactly d bytes.
+#[inline(always)]
+pub(crate) fn pack<const D: usize>(p: &Poly, out: &mut [u8], f: impl Fn(i16) -> u16) {
+    debug_assert_eq!(out.len(), 32 * D);
+    for (chunk, bytes) in p.coeffs.chunks_exact(8).zip(out.chunks_exact_mut(D)) {
+        let mut acc = 0u128;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= u128::from(f(c)) << (D * i);
+        }
+        bytes.copy_from_slice(&acc.to_le_bytes()[..D]);
+    }
+}
+
+/// Unpacks 32·d bytes into 256 d-bit values, each mapped through `f`.
+#[inline(always)]
+pub(crate) fn unpack<const D: usize>(bytes: &[u8], p: &mut Poly, f: impl Fn(u16) -> i16) {
+    debug_assert_eq!(bytes.len(), 32 * D);
+    let mask = (1u128 << D) - 1;
+    for (chunk, input) in p.coeffs.chunks_exact_mut(8).zip(bytes.chunks_exact(D)) {
+        let mut buf = [0u8; 16];
+        buf[..D].copy_from_slice(input);
+        let acc = u128::from_le_bytes(buf);
+        for (i, c) in chunk.iter_mut().enumerate() {
+            *c = f(((acc >> (D * i)) & mask) as u16);
+        }
+    }
+}
+
+/// ByteEncode_12 of a polynomial with coefficients in (-q, q), written as
+/// their canonical representatives.
+pub(crate) fn encode_12(p: &Poly, out: &mut [u8]) {
+    pack::<12>(p, out, to_unsigned);
+}
+
+/// ByteDecode_12 that also reports whether every 12-bit value was already
+/// below q (the FIPS 203 section 7.2 modulus check when applied to an
+/// encapsulation key). Returns `false` for a non-canonical encoding, in
+/// constant time with respect to the values.
+#[must_use]
+pub(crate) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
+    unpack::<12>(bytes, p, |v| v as i16);
+    // Accumulates the sign bit of (v - q): 1 for each value below q.
+    let all_below_q = p
+        .coeffs
+        .iter()
+        .fold(1u16, |ok, &v| ok & ((v.wrapping_sub(Q) as u16) >> 15));
+    all_below_q == 1
+}
+
+/// A length-32 message as a polynomial: Decompress_1(ByteDecode_1(m)), with
+/// a branch-free bit-to-coefficient map (each bit becomes 0 or (q+1)/2).
+pub(crate) fn message_to_poly(m: &[u8; 32], p: &mut Poly) {
+    unpack::<1>(m, p, |bit| {
+        (0u16.wrapping_sub(bit) & (Q as u16).div_ceil(2)) as i16
+    });
+}
+
+/// The inverse: ByteEncode_1(Compress_1(w)).
+pub(crate) fn poly_to_message(p: &Poly, m: &mut [u8; 32]) {
+    pack::<1>(p, m, crate::compress::compress::<1>);
+}
+
+/// Number of bytes that ByteEncode_d writes for one polynomial.
+pub(crate) const fn encoded_len(d: usize) -> usize {
+    N * d / 8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FIPS 203 Algorithm 5, bit by bit.
+    fn reference_encode(values: &[u16; N], d: usize) -> Vec<u8> {
+        let mut bits = vec![0u8; N * d];
+        for i in 0..N {
+            let mut a = values[i];
+            for j in 0..d {
+                bits[i * d + j] = (a & 1) as u8;
+                a >>= 1;
+            }
+        }
+        bits.chunks(8)
+            .map(|byte| byte.iter().enumerate().map(|(i, b)| b << i).sum())
+            .collect()
+    }
+
+    fn round_trip<const D: usize>() {
+        let modulus = if D == 12 { Q as u16 } else { 1 << D };
+        let mut values = [0u16; N];
+        let mut p = Poly::ZERO;
+        for i in 0..N {
+            values[i] = ((i as u32 * 2654435761) % u32::from(modulus)) as u16;
+            p.coeffs[i] = values[i] as i16;
+        }
+        let mut out = vec![0u8; encoded_len(D)];
+        pack::<D>(&p, &mut out, |c| c as u16);
+        assert_eq!(out, reference_encode(&values, D), "d = {D}");
+        let mut back = Poly::ZERO;
+        unpack::<D>(&out, &mut back, |v| v as i16);
+        assert_eq!(back, p, "d = {D}");
+    }
+
+    #[test]
+    fn pack_matches_algorithm_5_and_unpack_inverts_it() {
+        round_trip::<1>();
+        round_trip::<4>();
+        round_trip::<5>();
+        round_trip::<10>();
+        round_trip::<11>();
+        round_trip::<12>();
+    }
+
+    #[test]
+    fn decode_12_rejects_each_value_at_or_above_q() {
+        let mut p = Poly::ZERO;
+        let mut bytes = [0u8; 384];
+        assert!(decode_12_checked(&bytes, &mut p));
+        for value in [3328u16, 3329, 4095] {
+            for position in [0usize, 1, 77, 255] {
+                let mut q = Poly::ZERO;
+                q.coeffs[position] = value as i16;
+                pack::<12>(&q, &mut bytes, |c| c as u16);
+                assert_eq!(decode_12_checked(&bytes, &mut p), value < 3329);
+                assert_eq!(p.coeffs[position], value as i16);
+            }
+        }
+    }
+
+    #[test]
+    fn message_round_trip() {
+        let m: [u8; 32] = core::array::from_fn(|i| (i * 37 + 11) as u8);
+        let mut p = Poly::ZERO;
+        message_to_poly(&m, &mut p);
+        assert!(p.coeffs.iter().all(|&c| c == 0 || c == 1665));
+        let mut back = [0u8; 32];
+        poly_to_message(&p, &mut back);
+        assert_eq!(back, m);
+    }
+}

@@ -1,0 +1,76 @@
+//! ML-KEM's internal algorithms (FIPS 203, section 6): KeyGen_internal
+//! (Algorithm 16), Encaps_internal (Algorithm 17) and Decaps_internal
+//! (Algorithm 18), on expanded keys, generic over the parameter set and the
+//! backend.
+
+use subtle::{ConditionallySelectable, ConstantTimeEq};
+use zeroize::Zeroize;
+
+use crate::backend::Backend;
+use crate::hash;
+use crate::keys::{Ciphertext, DecapsulationKey, EncapsulationKey, SharedSecret};
+use crate::params::{ByteArray, ParameterSet, PolyVec};
+use crate::pke;
+
+/// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
+pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(
+    d: &[u8; 32],
+    z: &[u8; 32],
+) -> DecapsulationKey<P> {
+    // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
+    let (rho, mut sigma) = hash::g(d, &[P::K as u8]);
+    let mut a_hat_t = pke::new_matrix(P::K);
+    let mut s_hat = P::PolyVec::zeroed();
+    let mut t_hat = P::PolyVec::zeroed();
+    pke::generate::<P, B>(&rho, &sigma, &mut a_hat_t, &mut s_hat, &mut t_hat);
+    sigma.zeroize();
+
+    let ek = EncapsulationKey::from_expanded::<B>(t_hat, a_hat_t, rho);
+    let mut seed = [0u8; 64];
+    seed[..32].copy_from_slice(d);
+    seed[32..].copy_from_slice(z);
+    DecapsulationKey::from_parts(ek, s_hat, *z, Some(seed))
+}
+
+/// Algorithm 17: ML-KEM.Encaps_internal(ek, m).
+pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
+    ek: &EncapsulationKey<P>,
+    m: &[u8; 32],
+) -> (Ciphertext<P>, SharedSecret) {
+    // (K, r) = G(m ‖ H(ek))
+    let (shared, mut r) = hash::g(m, &ek.h);
+    let mut ct = P::CiphertextBytes::zeroed();
+    pke::encrypt::<P, B>(&ek.a_hat_t, &ek.t_hat, m, &r, ct.as_mut());
+    r.zeroize();
+    (Ciphertext::from_array(ct), SharedSecret::new(shared))
+}
+
+/// Algorithm 18: ML-KEM.Decaps_internal(dk, c), with implicit rejection in
+/// constant time: the re-encryption is compared with `c` without an early
+/// exit, and K' or K̄ is selected without a branch.
+pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
+    dk: &DecapsulationKey<P>,
+    ct: &Ciphertext<P>,
+) -> SharedSecret {
+    let c = ct.as_bytes();
+    let mut m = [0u8; 32];
+    pke::decrypt::<P, B>(&dk.s_hat, c, &mut m);
+
+    // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r').
+    let (mut shared, mut r) = hash::g(&m, &dk.ek.h);
+    let mut rejection = hash::j(&dk.z, c);
+    let mut c_prime = P::CiphertextBytes::zeroed();
+    pke::encrypt::<P, B>(&dk.ek.a_hat_t, &dk.ek.t_hat, &m, &r, c_prime.as_mut());
+
+    // If c ≠ c', K' = K̄.
+    let mismatch = !c.ct_eq(c_prime.as_ref());
+    for (k, k_bar) in shared.iter_mut().zip(rejection.iter()) {
+        k.conditional_assign(k_bar, mismatch);
+    }
+
+    m.zeroize();
+    r.zeroize();
+    rejection.zeroize();
+    c_prime.zeroize();
+    SharedSecret::new(shared)
+}

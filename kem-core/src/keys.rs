@@ -1,0 +1,390 @@
+//! The public key, ciphertext and shared-secret types, with the FIPS 203
+//! input checks applied when they are parsed.
+//!
+//! Keys hold their expanded form (Â transposed, t̂, H(ek), ŝ), built once
+//! when a key is generated or parsed, so that repeated encapsulations and
+//! decapsulations with one key redo none of that work and allocate nothing.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use subtle::{Choice, ConstantTimeEq};
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+use crate::backend::{with_backend, Backend};
+use crate::error::{check_length, Error};
+use crate::params::{ByteArray, ParameterSet, PolyVec};
+use crate::poly::{zeroize_all, Poly};
+use crate::{hash, kem, pke};
+
+/// Length of a shared secret K in bytes.
+pub const SHARED_SECRET_LEN: usize = 32;
+/// Length of a key-generation seed d ‖ z in bytes.
+pub const SEED_LEN: usize = 64;
+/// Length of the encapsulation randomness m in bytes.
+pub const MESSAGE_LEN: usize = 32;
+
+/// A source of random bytes, supplied by the caller (kem-core has no RNG of
+/// its own). Implemented for every `FnMut(&mut [u8]) -> Result<(), Error>`.
+pub trait RandomSource {
+    /// Fills `dest` with random bytes, or fails with [`Error::RandomSource`].
+    fn fill(&mut self, dest: &mut [u8]) -> Result<(), Error>;
+}
+
+impl<F: FnMut(&mut [u8]) -> Result<(), Error>> RandomSource for F {
+    fn fill(&mut self, dest: &mut [u8]) -> Result<(), Error> {
+        self(dest)
+    }
+}
+
+/// An ML-KEM encapsulation (public) key, with its expanded form.
+pub struct EncapsulationKey<P: ParameterSet> {
+    /// t̂, canonical coefficients.
+    pub(crate) t_hat: P::PolyVec,
+    /// Â transposed, row-major k×k.
+    pub(crate) a_hat_t: Box<[Poly]>,
+    /// H(ek).
+    pub(crate) h: [u8; 32],
+    /// The encoding ByteEncode_12(t̂) ‖ ρ.
+    bytes: P::EncapsKeyBytes,
+}
+
+impl<P: ParameterSet> EncapsulationKey<P> {
+    /// Parses an encoded key, applying the FIPS 203 section 7.2 checks (exact
+    /// length, and every coefficient below q), and expands it.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        check_length("encapsulation key", bytes, P::EK_LEN)?;
+        with_backend!(B => Self::parse::<B>(bytes))
+    }
+
+    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
+        let mut t_hat = P::PolyVec::zeroed();
+        let (t_bytes, rho) = bytes.split_at(384 * P::K);
+        let mut reduced = true;
+        for (p, chunk) in t_hat.as_mut().iter_mut().zip(t_bytes.chunks_exact(384)) {
+            reduced &= B::decode_12_checked(chunk, p);
+        }
+        if !reduced {
+            return Err(Error::EncapsulationKeyNotReduced);
+        }
+        let rho: [u8; 32] = rho.try_into().expect("length checked");
+        let a_hat_t = pke::expand_matrix_transposed::<B>(&rho, P::K);
+        let mut encoded = P::EncapsKeyBytes::zeroed();
+        encoded.as_mut().copy_from_slice(bytes);
+        Ok(Self {
+            t_hat,
+            a_hat_t,
+            h: hash::h(bytes),
+            bytes: encoded,
+        })
+    }
+
+    /// Builds the key from freshly generated t̂ and Â^T (KeyGen), encoding it.
+    pub(crate) fn from_expanded<B: Backend>(
+        t_hat: P::PolyVec,
+        a_hat_t: Box<[Poly]>,
+        rho: [u8; 32],
+    ) -> Self {
+        let mut bytes = P::EncapsKeyBytes::zeroed();
+        let (t_bytes, rho_bytes) = bytes.as_mut().split_at_mut(384 * P::K);
+        for (p, out) in t_hat.as_ref().iter().zip(t_bytes.chunks_exact_mut(384)) {
+            B::encode_12(p, out);
+        }
+        rho_bytes.copy_from_slice(&rho);
+        Self {
+            t_hat,
+            a_hat_t,
+            h: hash::h(bytes.as_ref()),
+            bytes,
+        }
+    }
+
+    /// The encoded key, `P::EK_LEN` bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+
+    /// H(ek), the SHA3-256 digest of the encoded key.
+    pub fn hash(&self) -> &[u8; 32] {
+        &self.h
+    }
+
+    /// Algorithm 20: ML-KEM.Encaps(ek), drawing m from `rng`.
+    pub fn encapsulate(
+        &self,
+        rng: &mut impl RandomSource,
+    ) -> Result<(Ciphertext<P>, SharedSecret), Error> {
+        let mut m = Zeroizing::new([0u8; MESSAGE_LEN]);
+        rng.fill(m.as_mut())?;
+        Ok(self.encapsulate_deterministic(&m))
+    }
+
+    /// Algorithm 17: ML-KEM.Encaps_internal(ek, m), for known-answer tests
+    /// and the provider's `ikme` parameter. `m` must be fresh randomness
+    /// in any other use.
+    pub fn encapsulate_deterministic(
+        &self,
+        m: &[u8; MESSAGE_LEN],
+    ) -> (Ciphertext<P>, SharedSecret) {
+        with_backend!(B => kem::encaps_internal::<P, B>(self, m))
+    }
+}
+
+impl<P: ParameterSet> Clone for EncapsulationKey<P> {
+    fn clone(&self) -> Self {
+        Self {
+            t_hat: self.t_hat.clone(),
+            a_hat_t: self.a_hat_t.clone(),
+            h: self.h,
+            bytes: self.bytes.clone(),
+        }
+    }
+}
+
+impl<P: ParameterSet> PartialEq for EncapsulationKey<P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl<P: ParameterSet> Eq for EncapsulationKey<P> {}
+
+impl<P: ParameterSet> fmt::Debug for EncapsulationKey<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EncapsulationKey")
+            .field("parameter_set", &P::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An ML-KEM decapsulation (private) key: ŝ, z, the encapsulation key it
+/// belongs to, and the seed d ‖ z when it was generated from one. Secret
+/// parts are zeroized on drop.
+pub struct DecapsulationKey<P: ParameterSet> {
+    pub(crate) ek: EncapsulationKey<P>,
+    /// ŝ, canonical coefficients.
+    pub(crate) s_hat: P::PolyVec,
+    /// The implicit-rejection secret z.
+    pub(crate) z: [u8; 32],
+    seed: Option<[u8; SEED_LEN]>,
+}
+
+impl<P: ParameterSet> DecapsulationKey<P> {
+    /// Algorithm 19: ML-KEM.KeyGen, drawing d ‖ z (64 bytes, one call) from
+    /// `rng`.
+    pub fn generate(rng: &mut impl RandomSource) -> Result<Self, Error> {
+        let mut seed = Zeroizing::new([0u8; SEED_LEN]);
+        rng.fill(seed.as_mut())?;
+        Self::from_seed(seed.as_ref())
+    }
+
+    /// Algorithm 16 from a 64-byte seed d ‖ z (the form OpenSSL and the
+    /// IETF private-key format store).
+    pub fn from_seed(seed: &[u8]) -> Result<Self, Error> {
+        check_length("seed", seed, SEED_LEN)?;
+        let (d, z) = seed.split_at(32);
+        Ok(Self::from_seed_parts(
+            d.try_into().expect("length checked"),
+            z.try_into().expect("length checked"),
+        ))
+    }
+
+    /// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
+    pub fn from_seed_parts(d: &[u8; 32], z: &[u8; 32]) -> Self {
+        with_backend!(B => kem::keygen_internal::<P, B>(d, z))
+    }
+
+    pub(crate) fn from_parts(
+        ek: EncapsulationKey<P>,
+        s_hat: P::PolyVec,
+        z: [u8; 32],
+        seed: Option<[u8; SEED_LEN]>,
+    ) -> Self {
+        Self { ek, s_hat, z, seed }
+    }
+
+    /// Parses the FIPS 203 expanded form dk_PKE ‖ ek ‖ H(ek) ‖ z, applying
+    /// the section 7.3 checks (exact length, stored hash equals H(ek)) and
+    /// the section 7.2 checks to the embedded ek; ŝ must be fully reduced.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        check_length("decapsulation key", bytes, P::DK_LEN)?;
+        with_backend!(B => Self::parse::<B>(bytes))
+    }
+
+    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
+        let k = P::K;
+        let (dk_pke, rest) = bytes.split_at(384 * k);
+        let (ek_bytes, rest) = rest.split_at(P::EK_LEN);
+        let (h, z) = rest.split_at(32);
+
+        // Section 7.3: H(ek) must equal the stored hash. Public data.
+        if hash::h(ek_bytes).ct_eq(h).unwrap_u8() == 0 {
+            return Err(Error::DecapsulationKeyHashMismatch);
+        }
+        let ek = EncapsulationKey::<P>::parse::<B>(ek_bytes)?;
+
+        let mut s_hat = P::PolyVec::zeroed();
+        let mut reduced = Choice::from(1);
+        for (p, chunk) in s_hat.as_mut().iter_mut().zip(dk_pke.chunks_exact(384)) {
+            reduced &= Choice::from(u8::from(B::decode_12_checked(chunk, p)));
+        }
+        if reduced.unwrap_u8() == 0 {
+            zeroize_all(s_hat.as_mut());
+            return Err(Error::DecapsulationKeyNotReduced);
+        }
+        Ok(Self::from_parts(
+            ek,
+            s_hat,
+            z.try_into().expect("length checked"),
+            None,
+        ))
+    }
+
+    /// The expanded encoding dk_PKE ‖ ek ‖ H(ek) ‖ z (`P::DK_LEN` bytes).
+    pub fn to_bytes(&self) -> Zeroizing<P::DecapsKeyBytes> {
+        let mut out = Zeroizing::new(P::DecapsKeyBytes::zeroed());
+        let (dk_pke, rest) = out.as_mut().split_at_mut(384 * P::K);
+        with_backend!(B => {
+            for (p, chunk) in self.s_hat.as_ref().iter().zip(dk_pke.chunks_exact_mut(384)) {
+                B::encode_12(p, chunk);
+            }
+        });
+        let (ek, rest) = rest.split_at_mut(P::EK_LEN);
+        ek.copy_from_slice(self.ek.as_bytes());
+        let (h, z) = rest.split_at_mut(32);
+        h.copy_from_slice(&self.ek.h);
+        z.copy_from_slice(&self.z);
+        out
+    }
+
+    /// The seed d ‖ z, if the key was generated from one (keys parsed from
+    /// the expanded form have none).
+    pub fn seed(&self) -> Option<&[u8; SEED_LEN]> {
+        self.seed.as_ref()
+    }
+
+    /// The matching encapsulation key.
+    pub fn encapsulation_key(&self) -> &EncapsulationKey<P> {
+        &self.ek
+    }
+
+    /// Algorithm 21: ML-KEM.Decaps(dk, c). Never fails: a ciphertext that
+    /// does not re-encrypt to itself yields the implicit-rejection secret
+    /// J(z ‖ c), selected in constant time.
+    pub fn decapsulate(&self, ct: &Ciphertext<P>) -> SharedSecret {
+        with_backend!(B => kem::decaps_internal::<P, B>(self, ct))
+    }
+}
+
+impl<P: ParameterSet> Clone for DecapsulationKey<P> {
+    fn clone(&self) -> Self {
+        Self::from_parts(self.ek.clone(), self.s_hat.clone(), self.z, self.seed)
+    }
+}
+
+impl<P: ParameterSet> Drop for DecapsulationKey<P> {
+    fn drop(&mut self) {
+        zeroize_all(self.s_hat.as_mut());
+        self.z.zeroize();
+        if let Some(seed) = self.seed.as_mut() {
+            seed.zeroize();
+        }
+    }
+}
+
+impl<P: ParameterSet> ZeroizeOnDrop for DecapsulationKey<P> {}
+
+impl<P: ParameterSet> fmt::Debug for DecapsulationKey<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DecapsulationKey")
+            .field("parameter_set", &P::NAME)
+            .field("has_seed", &self.seed.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An ML-KEM ciphertext of the exact length for its parameter set.
+pub struct Ciphertext<P: ParameterSet> {
+    bytes: P::CiphertextBytes,
+    _params: PhantomData<P>,
+}
+
+impl<P: ParameterSet> Ciphertext<P> {
+    /// Wraps an encoded ciphertext, checking only its length (FIPS 203
+    /// section 7.3: any ciphertext of the right length is decapsulated).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        check_length("ciphertext", bytes, P::CT_LEN)?;
+        let mut array = P::CiphertextBytes::zeroed();
+        array.as_mut().copy_from_slice(bytes);
+        Ok(Self::from_array(array))
+    }
+
+    pub(crate) fn from_array(bytes: P::CiphertextBytes) -> Self {
+        Self {
+            bytes,
+            _params: PhantomData,
+        }
+    }
+
+    /// The encoded ciphertext, `P::CT_LEN` bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+}
+
+impl<P: ParameterSet> Clone for Ciphertext<P> {
+    fn clone(&self) -> Self {
+        Self::from_array(self.bytes.clone())
+    }
+}
+
+impl<P: ParameterSet> PartialEq for Ciphertext<P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl<P: ParameterSet> Eq for Ciphertext<P> {}
+
+impl<P: ParameterSet> fmt::Debug for Ciphertext<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ciphertext")
+            .field("parameter_set", &P::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A 32-byte shared secret K, zeroized on drop. Equality is constant time.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct SharedSecret([u8; SHARED_SECRET_LEN]);
+
+impl SharedSecret {
+    pub(crate) fn new(bytes: [u8; SHARED_SECRET_LEN]) -> Self {
+        Self(bytes)
+    }
+
+    /// The secret's bytes.
+    pub fn as_bytes(&self) -> &[u8; SHARED_SECRET_LEN] {
+        &self.0
+    }
+}
+
+impl ConstantTimeEq for SharedSecret {
+    fn ct_eq(&self, other: &Self) -> Choice {
+        self.0.ct_eq(&other.0)
+    }
+}
+
+impl PartialEq for SharedSecret {
+    fn eq(&self, other: &Self) -> bool {
+        self.ct_eq(other).into()
+    }
+}
+
+impl Eq for SharedSecret {}
+
+impl fmt::Debug for SharedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedSecret(..)")
+    }
+}

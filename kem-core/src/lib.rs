@@ -1,0 +1,55 @@
+//! # kem-core
+//!
+//! ML-KEM, the module-lattice-based key-encapsulation mechanism of FIPS 203
+//! (final, August 2024), for the `mlkem` OpenSSL provider.
+//!
+//! - All three parameter sets: [`MlKem512`], [`MlKem768`], [`MlKem1024`].
+//! - KeyGen, Encaps and Decaps, plus the deterministic internal forms
+//!   ([`DecapsulationKey::from_seed_parts`] is KeyGen_internal(d, z),
+//!   [`EncapsulationKey::encapsulate_deterministic`] is Encaps_internal(ek, m)).
+//! - Parsing applies the FIPS 203 input checks: the modulus check for
+//!   encapsulation keys (section 7.2) and the hash check for decapsulation
+//!   keys (section 7.3), with exact lengths. Errors are [`Error`]; no input
+//!   panics.
+//! - Keys are expanded once (Â, t̂, H(ek), ŝ) and then reused, so repeated
+//!   operations with one key are cheaper and allocate nothing.
+//! - Constant time: no secret-dependent branch, index or division; implicit
+//!   rejection selects J(z ‖ c) without a branch; secrets are zeroized on drop.
+//! - Randomness comes from the caller through [`RandomSource`].
+//!
+//! ```
+//! use kem_core::{Ciphertext, DecapsulationKey, Error, MlKem768};
+//!
+//! # fn rng(buf: &mut [u8]) -> Result<(), Error> { buf.fill(7); Ok(()) }
+//! let dk = DecapsulationKey::<MlKem768>::generate(&mut rng)?;
+//! let (ct, sender_secret) = dk.encapsulation_key().encapsulate(&mut rng)?;
+//! let ct = Ciphertext::<MlKem768>::from_bytes(ct.as_bytes())?;
+//! assert_eq!(dk.decapsulate(&ct), sender_secret);
+//! # Ok::<(), Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod backend;
+mod compress;
+mod encode;
+mod error;
+mod field;
+mod hash;
+mod kem;
+mod keys;
+mod ntt;
+mod params;
+mod pke;
+mod poly;
+mod sample;
+
+pub use backend::{active_backend, BackendKind};
+pub use error::Error;
+pub use keys::{
+    Ciphertext, DecapsulationKey, EncapsulationKey, RandomSource, SharedSecret, MESSAGE_LEN,
+    SEED_LEN, SHARED_SECRET_LEN,
+};
+pub use params::{ByteArray, MlKem1024, MlKem512, MlKem768, ParameterSet, PolyVec};
+pub use poly::Poly;
