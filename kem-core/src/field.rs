@@ -25,7 +25,13 @@ pub(crate) fn montgomery_reduce(a: i32) -> i16 {
 /// Product in Montgomery form: a·b·2^-16 mod q, with |result| < q.
 #[inline(always)]
 pub(crate) fn fqmul(a: i16, b: i16) -> i16 {
-    montgomery_reduce(i32::from(a) * i32::from(b))
+    // montgomery_reduce(a·b) written with 16-bit high and low halves of
+    // products, which vectorises to pmullw/pmulhw: the low 16 bits of a·b and
+    // of t·q are equal, so the subtraction is exact in the high halves.
+    let t = a.wrapping_mul(b).wrapping_mul(Q_INV);
+    let high = ((i32::from(a) * i32::from(b)) >> 16) as i16;
+    let correction = ((i32::from(t) * i32::from(Q)) >> 16) as i16;
+    high.wrapping_sub(correction)
 }
 
 /// Barrett reduction: the representative of a mod q in [-(q-1)/2, (q-1)/2].
@@ -33,7 +39,10 @@ pub(crate) fn fqmul(a: i16, b: i16) -> i16 {
 pub(crate) fn barrett_reduce(a: i16) -> i16 {
     // V = round(2^26 / q)
     const V: i32 = ((1 << 26) + Q as i32 / 2) / Q as i32;
-    let t = ((V * i32::from(a) + (1 << 25)) >> 26) as i16;
+    // round(a·V / 2^26) via the high half of a·V: floor((⌊a·V / 2^16⌋ +
+    // 2^9) / 2^10) equals floor((a·V + 2^25) / 2^26) exactly.
+    let high = ((V * i32::from(a)) >> 16) as i16;
+    let t = (high + (1 << 9)) >> 10;
     a.wrapping_sub(t.wrapping_mul(Q))
 }
 
@@ -56,6 +65,15 @@ mod tests {
     fn constants_are_consistent() {
         assert_eq!((i32::from(Q) * i32::from(Q_INV)) as i16, 1);
         assert_eq!(canonical(i64::from(MONT_SQUARED)), (1i64 << 32) % 3329);
+    }
+
+    #[test]
+    fn fqmul_equals_montgomery_reduce_of_the_product() {
+        for a in (i16::MIN..=i16::MAX).step_by(7) {
+            for b in [-3328i16, -1665, -1, 0, 1, 17, 1353, 1664, 3328, 20159] {
+                assert_eq!(fqmul(a, b), montgomery_reduce(i32::from(a) * i32::from(b)));
+            }
+        }
     }
 
     #[test]

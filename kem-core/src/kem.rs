@@ -9,7 +9,7 @@ use zeroize::Zeroize;
 use crate::backend::Backend;
 use crate::hash;
 use crate::keys::{Ciphertext, DecapsulationKey, EncapsulationKey, SharedSecret};
-use crate::params::{ByteArray, ParameterSet, PolyVec};
+use crate::params::{ByteArray, ParameterSet};
 use crate::pke;
 
 /// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
@@ -19,13 +19,12 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(
 ) -> DecapsulationKey<P> {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
     let (rho, mut sigma) = hash::g(d, &[P::K as u8]);
-    let mut a_hat_t = pke::new_matrix(P::K);
-    let mut s_hat = P::PolyVec::zeroed();
-    let mut t_hat = P::PolyVec::zeroed();
-    pke::generate::<P, B>(&rho, &sigma, &mut a_hat_t, &mut s_hat, &mut t_hat);
+    let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
+    let mut s_hat = pke::new_polys(P::K);
+    pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat);
     sigma.zeroize();
 
-    let ek = EncapsulationKey::from_expanded::<B>(t_hat, a_hat_t, rho);
+    let ek = EncapsulationKey::from_expanded::<B>(expanded, &rho);
     let mut seed = [0u8; 64];
     seed[..32].copy_from_slice(d);
     seed[32..].copy_from_slice(z);
@@ -38,9 +37,9 @@ pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
     m: &[u8; 32],
 ) -> (Ciphertext<P>, SharedSecret) {
     // (K, r) = G(m ‖ H(ek))
-    let (shared, mut r) = hash::g(m, &ek.h);
+    let (shared, mut r) = hash::g(m, ek.hash());
     let mut ct = P::CiphertextBytes::zeroed();
-    pke::encrypt::<P, B>(&ek.a_hat_t, &ek.t_hat, m, &r, ct.as_mut());
+    pke::encrypt::<P, B>(ek.expanded(), m, &r, ct.as_mut());
     r.zeroize();
     (Ciphertext::from_array(ct), SharedSecret::new(shared))
 }
@@ -53,14 +52,15 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     ct: &Ciphertext<P>,
 ) -> SharedSecret {
     let c = ct.as_bytes();
+    let ek = dk.encapsulation_key();
     let mut m = [0u8; 32];
     pke::decrypt::<P, B>(&dk.s_hat, c, &mut m);
 
     // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r').
-    let (mut shared, mut r) = hash::g(&m, &dk.ek.h);
+    let (mut shared, mut r) = hash::g(&m, ek.hash());
     let mut rejection = hash::j(&dk.z, c);
     let mut c_prime = P::CiphertextBytes::zeroed();
-    pke::encrypt::<P, B>(&dk.ek.a_hat_t, &dk.ek.t_hat, &m, &r, c_prime.as_mut());
+    pke::encrypt::<P, B>(ek.expanded(), &m, &r, c_prime.as_mut());
 
     // If c ≠ c', K' = K̄.
     let mismatch = !c.ct_eq(c_prime.as_ref());

@@ -13,7 +13,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::backend::{with_backend, Backend};
 use crate::error::{check_length, Error};
-use crate::params::{ByteArray, ParameterSet, PolyVec};
+use crate::params::{ByteArray, ParameterSet};
 use crate::poly::{zeroize_all, Poly};
 use crate::{hash, kem, pke};
 
@@ -38,15 +38,17 @@ impl<F: FnMut(&mut [u8]) -> Result<(), Error>> RandomSource for F {
 }
 
 /// An ML-KEM encapsulation (public) key, with its expanded form.
+///
+/// The expanded parts live on the heap (allocated once, when the key is made
+/// or parsed): moving a key is cheap and operations need little stack.
 pub struct EncapsulationKey<P: ParameterSet> {
-    /// t̂, canonical coefficients.
-    pub(crate) t_hat: P::PolyVec,
-    /// Â transposed, row-major k×k.
-    pub(crate) a_hat_t: Box<[Poly]>,
+    /// Â^T then t̂ (see `pke::expanded_key_len`), canonical coefficients.
+    expanded: Box<[Poly]>,
     /// H(ek).
-    pub(crate) h: [u8; 32],
-    /// The encoding ByteEncode_12(t̂) ‖ ρ.
-    bytes: P::EncapsKeyBytes,
+    h: [u8; 32],
+    /// The encoding ByteEncode_12(t̂) ‖ ρ, `P::EK_LEN` bytes.
+    bytes: Box<[u8]>,
+    _params: PhantomData<P>,
 }
 
 impl<P: ParameterSet> EncapsulationKey<P> {
@@ -58,45 +60,47 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     }
 
     fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
-        let mut t_hat = P::PolyVec::zeroed();
-        let (t_bytes, rho) = bytes.split_at(384 * P::K);
+        let k = P::K;
+        let mut expanded = pke::new_polys(pke::expanded_key_len(k));
+        let (t_bytes, rho) = bytes.split_at(384 * k);
         let mut reduced = true;
-        for (p, chunk) in t_hat.as_mut().iter_mut().zip(t_bytes.chunks_exact(384)) {
+        for (p, chunk) in expanded[k * k..].iter_mut().zip(t_bytes.chunks_exact(384)) {
             reduced &= B::decode_12_checked(chunk, p);
         }
         if !reduced {
             return Err(Error::EncapsulationKeyNotReduced);
         }
-        let rho: [u8; 32] = rho.try_into().expect("length checked");
-        let a_hat_t = pke::expand_matrix_transposed::<B>(&rho, P::K);
-        let mut encoded = P::EncapsKeyBytes::zeroed();
-        encoded.as_mut().copy_from_slice(bytes);
+        let rho: &[u8; 32] = rho.try_into().expect("length checked");
+        pke::expand_matrix_transposed::<B>(rho, k, &mut expanded);
         Ok(Self {
-            t_hat,
-            a_hat_t,
+            expanded,
             h: hash::h(bytes),
-            bytes: encoded,
+            bytes: bytes.into(),
+            _params: PhantomData,
         })
     }
 
-    /// Builds the key from freshly generated t̂ and Â^T (KeyGen), encoding it.
-    pub(crate) fn from_expanded<B: Backend>(
-        t_hat: P::PolyVec,
-        a_hat_t: Box<[Poly]>,
-        rho: [u8; 32],
-    ) -> Self {
-        let mut bytes = P::EncapsKeyBytes::zeroed();
-        let (t_bytes, rho_bytes) = bytes.as_mut().split_at_mut(384 * P::K);
-        for (p, out) in t_hat.as_ref().iter().zip(t_bytes.chunks_exact_mut(384)) {
+    /// Builds the key from a freshly generated expanded form (KeyGen),
+    /// encoding it.
+    pub(crate) fn from_expanded<B: Backend>(expanded: Box<[Poly]>, rho: &[u8; 32]) -> Self {
+        let k = P::K;
+        let mut bytes: Box<[u8]> = vec![0u8; P::EK_LEN].into_boxed_slice();
+        let (t_bytes, rho_bytes) = bytes.split_at_mut(384 * k);
+        for (p, out) in expanded[k * k..].iter().zip(t_bytes.chunks_exact_mut(384)) {
             B::encode_12(p, out);
         }
-        rho_bytes.copy_from_slice(&rho);
+        rho_bytes.copy_from_slice(rho);
         Self {
-            t_hat,
-            a_hat_t,
-            h: hash::h(bytes.as_ref()),
+            expanded,
+            h: hash::h(&bytes),
             bytes,
+            _params: PhantomData,
         }
+    }
+
+    /// Â^T then t̂, as K-PKE.Encrypt reads them.
+    pub(crate) fn expanded(&self) -> &[Poly] {
+        &self.expanded
     }
 
     /// The encoded key, `P::EK_LEN` bytes.
@@ -133,10 +137,10 @@ impl<P: ParameterSet> EncapsulationKey<P> {
 impl<P: ParameterSet> Clone for EncapsulationKey<P> {
     fn clone(&self) -> Self {
         Self {
-            t_hat: self.t_hat.clone(),
-            a_hat_t: self.a_hat_t.clone(),
+            expanded: self.expanded.clone(),
             h: self.h,
             bytes: self.bytes.clone(),
+            _params: PhantomData,
         }
     }
 }
@@ -161,9 +165,10 @@ impl<P: ParameterSet> fmt::Debug for EncapsulationKey<P> {
 /// belongs to, and the seed d ‖ z when it was generated from one. Secret
 /// parts are zeroized on drop.
 pub struct DecapsulationKey<P: ParameterSet> {
-    pub(crate) ek: EncapsulationKey<P>,
-    /// ŝ, canonical coefficients.
-    pub(crate) s_hat: P::PolyVec,
+    ek: EncapsulationKey<P>,
+    /// ŝ (k polynomials), canonical coefficients; on the heap, like the
+    /// expanded public part.
+    pub(crate) s_hat: Box<[Poly]>,
     /// The implicit-rejection secret z.
     pub(crate) z: [u8; 32],
     seed: Option<[u8; SEED_LEN]>,
@@ -196,7 +201,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
 
     pub(crate) fn from_parts(
         ek: EncapsulationKey<P>,
-        s_hat: P::PolyVec,
+        s_hat: Box<[Poly]>,
         z: [u8; 32],
         seed: Option<[u8; SEED_LEN]>,
     ) -> Self {
@@ -223,13 +228,13 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         }
         let ek = EncapsulationKey::<P>::parse::<B>(ek_bytes)?;
 
-        let mut s_hat = P::PolyVec::zeroed();
+        let mut s_hat = pke::new_polys(k);
         let mut reduced = Choice::from(1);
-        for (p, chunk) in s_hat.as_mut().iter_mut().zip(dk_pke.chunks_exact(384)) {
+        for (p, chunk) in s_hat.iter_mut().zip(dk_pke.chunks_exact(384)) {
             reduced &= Choice::from(u8::from(B::decode_12_checked(chunk, p)));
         }
         if reduced.unwrap_u8() == 0 {
-            zeroize_all(s_hat.as_mut());
+            zeroize_all(&mut s_hat);
             return Err(Error::DecapsulationKeyNotReduced);
         }
         Ok(Self::from_parts(
@@ -245,14 +250,14 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         let mut out = Zeroizing::new(P::DecapsKeyBytes::zeroed());
         let (dk_pke, rest) = out.as_mut().split_at_mut(384 * P::K);
         with_backend!(B => {
-            for (p, chunk) in self.s_hat.as_ref().iter().zip(dk_pke.chunks_exact_mut(384)) {
+            for (p, chunk) in self.s_hat.iter().zip(dk_pke.chunks_exact_mut(384)) {
                 B::encode_12(p, chunk);
             }
         });
         let (ek, rest) = rest.split_at_mut(P::EK_LEN);
         ek.copy_from_slice(self.ek.as_bytes());
         let (h, z) = rest.split_at_mut(32);
-        h.copy_from_slice(&self.ek.h);
+        h.copy_from_slice(self.ek.hash());
         z.copy_from_slice(&self.z);
         out
     }
@@ -284,7 +289,7 @@ impl<P: ParameterSet> Clone for DecapsulationKey<P> {
 
 impl<P: ParameterSet> Drop for DecapsulationKey<P> {
     fn drop(&mut self) {
-        zeroize_all(self.s_hat.as_mut());
+        zeroize_all(&mut self.s_hat);
         self.z.zeroize();
         if let Some(seed) = self.seed.as_mut() {
             seed.zeroize();

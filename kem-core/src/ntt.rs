@@ -47,26 +47,49 @@ const ZETAS: [i16; 128] = {
 /// and into Montgomery form in one multiplication.
 const INV_NTT_SCALE: i16 = 1441;
 
+/// One layer of Algorithm 9: butterflies of distance LEN, one zeta per block
+/// taken in order from `ZETAS[first..]`. LEN is a constant so that the inner
+/// loop vectorises.
+#[inline(always)]
+fn forward_layer<const LEN: usize>(r: &mut [i16; N], first: usize) {
+    for (block, zeta) in r.chunks_exact_mut(2 * LEN).zip(&ZETAS[first..]) {
+        let (lo, hi) = block.split_at_mut(LEN);
+        for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+            let t = fqmul(*zeta, *b);
+            *b = *a - t;
+            *a += t;
+        }
+    }
+}
+
 /// Algorithm 9: NTT, in place. Input coefficients must be below q in absolute
-/// value; the output is reduced into [-(q-1)/2, (q-1)/2].
+/// value (each layer grows the bound by q, to below 8q); the output is
+/// reduced into [-(q-1)/2, (q-1)/2].
 pub(crate) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    let mut k = 1;
-    let mut len = N / 2;
-    while len >= 2 {
-        for start in (0..N).step_by(2 * len) {
-            let zeta = ZETAS[k];
-            k += 1;
-            let (lo, hi) = r[start..start + 2 * len].split_at_mut(len);
-            for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
-                let t = fqmul(zeta, *b);
-                *b = *a - t;
-                *a += t;
-            }
-        }
-        len /= 2;
-    }
+    forward_layer::<128>(r, 1);
+    forward_layer::<64>(r, 2);
+    forward_layer::<32>(r, 4);
+    forward_layer::<16>(r, 8);
+    forward_layer::<8>(r, 16);
+    forward_layer::<4>(r, 32);
+    forward_layer::<2>(r, 64);
     p.reduce();
+}
+
+/// One layer of Algorithm 10: Gentleman-Sande butterflies of distance LEN,
+/// zetas taken backwards from `ZETAS[last]`; sums are Barrett-reduced,
+/// differences Montgomery-multiplied, so every output stays below q.
+#[inline(always)]
+fn inverse_layer<const LEN: usize>(r: &mut [i16; N], last: usize) {
+    for (block, zeta) in r.chunks_exact_mut(2 * LEN).zip(ZETAS[..=last].iter().rev()) {
+        let (lo, hi) = block.split_at_mut(LEN);
+        for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+            let t = *a;
+            *a = barrett_reduce(t + *b);
+            *b = fqmul(*zeta, *b - t);
+        }
+    }
 }
 
 /// Algorithm 10: NTT^-1, in place, times the Montgomery factor 2^16 (which
@@ -74,50 +97,53 @@ pub(crate) fn ntt(p: &mut Poly) {
 /// are below q in absolute value.
 pub(crate) fn inv_ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    let mut k = 127;
-    let mut len = 2;
-    while len <= N / 2 {
-        for start in (0..N).step_by(2 * len) {
-            let zeta = ZETAS[k];
-            k -= 1;
-            let (lo, hi) = r[start..start + 2 * len].split_at_mut(len);
-            for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
-                let t = *a;
-                *a = barrett_reduce(t + *b);
-                *b = fqmul(zeta, *b - t);
-            }
-        }
-        len *= 2;
-    }
+    inverse_layer::<2>(r, 127);
+    inverse_layer::<4>(r, 63);
+    inverse_layer::<8>(r, 31);
+    inverse_layer::<16>(r, 15);
+    inverse_layer::<32>(r, 7);
+    inverse_layer::<64>(r, 3);
+    inverse_layer::<128>(r, 1);
     for a in r.iter_mut() {
         *a = fqmul(*a, INV_NTT_SCALE);
     }
 }
 
+/// GAMMAS[i] = zeta^(2 BitRev7(i) + 1) · 2^16 mod q: the modulus X^2 - gamma
+/// of coefficient pair i (FIPS 203 Algorithm 11). Pairs 2i and 2i+1 use
+/// ±ZETAS[64 + i].
+const GAMMAS: [i16; 128] = {
+    let mut t = [0i16; 128];
+    let mut i = 0;
+    while i < 64 {
+        t[2 * i] = ZETAS[64 + i];
+        t[2 * i + 1] = -ZETAS[64 + i];
+        i += 1;
+    }
+    t
+};
+
 /// Algorithms 11 and 12: acc = Σ a_i ∘ b_i in the NTT domain, times 2^-16,
 /// reduced into [-(q-1)/2, (q-1)/2]. Each degree-one product
 /// (a0 + a1 X)(b0 + b1 X) mod (X^2 - gamma) is accumulated in 32 bits and
-/// Montgomery-reduced once per output coefficient.
+/// Montgomery-reduced once per output coefficient: with |a|, |b| < q and
+/// k ≤ 4 the sums stay below 2k·q^2 < q·2^15.
 pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-    debug_assert_eq!(a.len(), b.len());
-    for i in 0..N / 4 {
-        let gamma = ZETAS[64 + i];
-        let mut sums = [0i32; 4];
-        for (pa, pb) in a.iter().zip(b.iter()) {
-            let a = &pa.coeffs[4 * i..4 * i + 4];
-            let b = &pb.coeffs[4 * i..4 * i + 4];
-            // Pair (0, 1) is reduced modulo X^2 - gamma, pair (2, 3) modulo
-            // X^2 + gamma.
+    let mut sums = [0i32; N];
+    for (pa, pb) in a.iter().zip(b.iter()) {
+        for (((s, a), b), gamma) in sums
+            .chunks_exact_mut(2)
+            .zip(pa.coeffs.chunks_exact(2))
+            .zip(pb.coeffs.chunks_exact(2))
+            .zip(GAMMAS.iter())
+        {
             let a1b1 = fqmul(a[1], b[1]);
-            let a3b3 = fqmul(a[3], b[3]);
-            sums[0] += i32::from(a[0]) * i32::from(b[0]) + i32::from(a1b1) * i32::from(gamma);
-            sums[1] += i32::from(a[0]) * i32::from(b[1]) + i32::from(a[1]) * i32::from(b[0]);
-            sums[2] += i32::from(a[2]) * i32::from(b[2]) - i32::from(a3b3) * i32::from(gamma);
-            sums[3] += i32::from(a[2]) * i32::from(b[3]) + i32::from(a[3]) * i32::from(b[2]);
+            s[0] += i32::from(a[0]) * i32::from(b[0]) + i32::from(a1b1) * i32::from(*gamma);
+            s[1] += i32::from(a[0]) * i32::from(b[1]) + i32::from(a[1]) * i32::from(b[0]);
         }
-        for (out, sum) in acc.coeffs[4 * i..4 * i + 4].iter_mut().zip(sums) {
-            *out = barrett_reduce(montgomery_reduce(sum));
-        }
+    }
+    for (out, sum) in acc.coeffs.iter_mut().zip(sums) {
+        *out = barrett_reduce(montgomery_reduce(sum));
     }
 }
 

@@ -12,60 +12,65 @@ use crate::encode::{encoded_len, message_to_poly, poly_to_message};
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{zeroize_all, Poly};
 
+/// The expanded public key as K-PKE uses it: Â transposed (k² polynomials,
+/// row-major; row i is column i of Â, the layout Encrypt reads) followed by
+/// t̂ (k polynomials), all with canonical coefficients in [0, q).
+pub(crate) fn expanded_key_len(k: usize) -> usize {
+    k * k + k
+}
+
+/// A zeroed heap vector of `len` polynomials (keys keep their expanded parts
+/// on the heap, so that moving a key is cheap and operations stay within a
+/// small stack).
+pub(crate) fn new_polys(len: usize) -> Box<[Poly]> {
+    vec![Poly::ZERO; len].into_boxed_slice()
+}
+
 /// Algorithm 13 (K-PKE.KeyGen) after (ρ, σ) = G(d ‖ k): samples Â, ŝ and ê,
-/// and computes t̂ = Â ∘ ŝ + ê. On return `a_hat_t` holds Â transposed
-/// (row i is column i of Â, the layout Encrypt reads), and `s_hat` and `t_hat`
-/// hold canonical coefficients in [0, q).
+/// and computes t̂ = Â ∘ ŝ + ê, into `expanded` (see [`expanded_key_len`])
+/// and `s_hat` (k polynomials, canonical coefficients).
 pub(crate) fn generate<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    a_hat_t: &mut [Poly],
-    s_hat: &mut P::PolyVec,
-    t_hat: &mut P::PolyVec,
+    expanded: &mut [Poly],
+    s_hat: &mut [Poly],
 ) {
     let k = P::K;
+    let (a_hat, t_hat) = expanded.split_at_mut(k * k);
     // Row-major Â first: t̂_i is the product of row i with ŝ.
-    B::sample_matrix(rho, k, a_hat_t);
+    B::sample_matrix(rho, k, a_hat);
 
-    let mut e = P::PolyVec::zeroed();
-    sample_noise::<B>(P::ETA1, sigma, 0, s_hat.as_mut());
-    sample_noise::<B>(P::ETA1, sigma, k as u8, e.as_mut());
-    for p in s_hat.as_mut().iter_mut().chain(e.as_mut().iter_mut()) {
-        B::ntt(p);
+    sample_noise::<B>(P::ETA1, sigma, 0, s_hat);
+    for s in s_hat.iter_mut() {
+        B::ntt(s);
     }
-
-    for ((t, row), e) in t_hat
-        .as_mut()
-        .iter_mut()
-        .zip(a_hat_t.chunks_exact(k))
-        .zip(e.as_ref())
-    {
-        B::multiply_accumulate(t, row, s_hat.as_ref());
+    let mut e = [Poly::ZERO];
+    for (i, (t, row)) in t_hat.iter_mut().zip(a_hat.chunks_exact(k)).enumerate() {
+        sample_noise::<B>(P::ETA1, sigma, (k + i) as u8, &mut e);
+        B::ntt(&mut e[0]);
+        B::multiply_accumulate(t, row, s_hat);
         t.scale_to_montgomery();
-        t.add_assign(e);
+        t.add_assign(&e[0]);
         t.reduce();
         t.make_canonical();
     }
-    for s in s_hat.as_mut() {
+    for s in s_hat.iter_mut() {
         s.make_canonical();
     }
-    zeroize_all(e.as_mut());
-
-    transpose(k, a_hat_t);
+    e[0].zeroize();
+    transpose(k, a_hat);
 }
 
-/// A zeroed k×k matrix on the heap (the one allocation a key makes).
-pub(crate) fn new_matrix(k: usize) -> Box<[Poly]> {
-    vec![Poly::ZERO; k * k].into_boxed_slice()
-}
-
-/// Â^T from ρ (Algorithm 13 lines 3-7, or 14 lines 4-8), in the layout
-/// Encrypt reads: row i is column i of Â.
-pub(crate) fn expand_matrix_transposed<B: Backend>(rho: &[u8; 32], k: usize) -> Box<[Poly]> {
-    let mut matrix = new_matrix(k);
-    B::sample_matrix(rho, k, &mut matrix);
-    transpose(k, &mut matrix);
-    matrix
+/// Â^T from ρ (Algorithm 14, lines 4-8) into the first k² polynomials of
+/// `expanded`.
+pub(crate) fn expand_matrix_transposed<B: Backend>(
+    rho: &[u8; 32],
+    k: usize,
+    expanded: &mut [Poly],
+) {
+    let a_hat = &mut expanded[..k * k];
+    B::sample_matrix(rho, k, a_hat);
+    transpose(k, a_hat);
 }
 
 /// Transposes a row-major k×k matrix in place.
@@ -78,64 +83,57 @@ fn transpose(k: usize, matrix: &mut [Poly]) {
 }
 
 /// Algorithm 14: K-PKE.Encrypt(ek, m, r) into `ct` (`P::CT_LEN` bytes), with
-/// the expanded key (Â transposed, t̂).
+/// the expanded key (see [`expanded_key_len`]).
 pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
-    a_hat_t: &[Poly],
-    t_hat: &P::PolyVec,
+    expanded: &[Poly],
     m: &[u8; 32],
     r: &[u8; 32],
     ct: &mut [u8],
 ) {
     let k = P::K;
+    let (a_hat_t, t_hat) = expanded.split_at(k * k);
     let mut y = P::PolyVec::zeroed();
-    let mut e1 = P::PolyVec::zeroed();
-    let mut e2 = [Poly::ZERO];
     sample_noise::<B>(P::ETA1, r, 0, y.as_mut());
-    sample_noise::<B>(P::ETA2, r, k as u8, e1.as_mut());
-    sample_noise::<B>(P::ETA2, r, 2 * k as u8, &mut e2);
     for p in y.as_mut() {
         B::ntt(p);
     }
 
-    // u = NTT^-1(Â^T ∘ ŷ) + e1, compressed into c1.
+    // u = NTT^-1(Â^T ∘ ŷ) + e1, one row at a time, compressed into c1.
     let (c1, c2) = ct.split_at_mut(k * encoded_len(P::DU));
+    let mut noise = [Poly::ZERO];
     let mut u = Poly::ZERO;
-    for ((row, e1), out) in a_hat_t
+    for (i, (row, out)) in a_hat_t
         .chunks_exact(k)
-        .zip(e1.as_ref())
         .zip(c1.chunks_exact_mut(encoded_len(P::DU)))
+        .enumerate()
     {
+        sample_noise::<B>(P::ETA2, r, (k + i) as u8, &mut noise);
         B::multiply_accumulate(&mut u, row, y.as_ref());
         B::inv_ntt(&mut u);
-        u.add_assign(e1);
+        u.add_assign(&noise[0]);
         u.reduce();
         compress_encode::<B>(P::DU, &u, out);
     }
 
     // v = NTT^-1(t̂^T ∘ ŷ) + e2 + Decompress_1(ByteDecode_1(m)), into c2.
     let mut v = Poly::ZERO;
-    let mut mu = Poly::ZERO;
-    B::multiply_accumulate(&mut v, t_hat.as_ref(), y.as_ref());
+    B::multiply_accumulate(&mut v, t_hat, y.as_ref());
     B::inv_ntt(&mut v);
-    v.add_assign(&e2[0]);
-    message_to_poly(m, &mut mu);
-    v.add_assign(&mu);
+    sample_noise::<B>(P::ETA2, r, (2 * k) as u8, &mut noise);
+    v.add_assign(&noise[0]);
+    message_to_poly(m, &mut noise[0]);
+    v.add_assign(&noise[0]);
     v.reduce();
     compress_encode::<B>(P::DV, &v, c2);
 
     zeroize_all(y.as_mut());
-    zeroize_all(e1.as_mut());
-    for p in [&mut e2[0], &mut u, &mut v, &mut mu] {
+    for p in [&mut noise[0], &mut u, &mut v] {
         p.zeroize();
     }
 }
 
 /// Algorithm 15: K-PKE.Decrypt(dk, c), writing the message to `m`.
-pub(crate) fn decrypt<P: ParameterSet, B: Backend>(
-    s_hat: &P::PolyVec,
-    ct: &[u8],
-    m: &mut [u8; 32],
-) {
+pub(crate) fn decrypt<P: ParameterSet, B: Backend>(s_hat: &[Poly], ct: &[u8], m: &mut [u8; 32]) {
     let (c1, c2) = ct.split_at(P::K * encoded_len(P::DU));
     let mut u = P::PolyVec::zeroed();
     for (p, bytes) in u
@@ -146,13 +144,12 @@ pub(crate) fn decrypt<P: ParameterSet, B: Backend>(
         decode_decompress::<B>(P::DU, bytes, p);
         B::ntt(p);
     }
-    let mut v = Poly::ZERO;
-    decode_decompress::<B>(P::DV, c2, &mut v);
-
     // w = v - NTT^-1(ŝ^T ∘ NTT(u))
     let mut w = Poly::ZERO;
-    B::multiply_accumulate(&mut w, s_hat.as_ref(), u.as_ref());
+    B::multiply_accumulate(&mut w, s_hat, u.as_ref());
     B::inv_ntt(&mut w);
+    let mut v = Poly::ZERO;
+    decode_decompress::<B>(P::DV, c2, &mut v);
     w.sub_from(&v);
     w.reduce();
     poly_to_message(&w, m);
