@@ -56,10 +56,12 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     /// length, and every coefficient below q), and expands it.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("encapsulation key", bytes, P::EK_LEN)?;
-        with_backend!(B => Self::parse::<B>(bytes))
+        with_backend!(B => Self::parse::<B>(bytes, hash::h(bytes)))
     }
 
-    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
+    /// Parses and expands `bytes` (of the right length), whose H(ek) the
+    /// caller has computed.
+    fn parse<B: Backend>(bytes: &[u8], h: [u8; 32]) -> Result<Self, Error> {
         let k = P::K;
         let mut expanded = pke::new_polys(pke::expanded_key_len(k));
         let (t_bytes, rho) = bytes.split_at(384 * k);
@@ -74,7 +76,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         pke::expand_matrix_transposed::<B>(rho, k, &mut expanded);
         Ok(Self {
             expanded,
-            h: hash::h(bytes),
+            h,
             bytes: bytes.into(),
             _params: PhantomData,
         })
@@ -222,11 +224,12 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         let (ek_bytes, rest) = rest.split_at(P::EK_LEN);
         let (h, z) = rest.split_at(32);
 
-        // Section 7.3: H(ek) must equal the stored hash. Public data.
-        if hash::h(ek_bytes).ct_eq(h).unwrap_u8() == 0 {
+        // Section 7.3: H(ek) must equal the stored hash.
+        let ek_hash = hash::h(ek_bytes);
+        if ek_hash.ct_eq(h).unwrap_u8() == 0 {
             return Err(Error::DecapsulationKeyHashMismatch);
         }
-        let ek = EncapsulationKey::<P>::parse::<B>(ek_bytes)?;
+        let ek = EncapsulationKey::<P>::parse::<B>(ek_bytes, ek_hash)?;
 
         let mut s_hat = pke::new_polys(k);
         let mut reduced = Choice::from(1);
