@@ -93,11 +93,11 @@ mod tests {
 
     fn round_trip<const D: usize>() {
         let modulus = if D == 12 { Q as u16 } else { 1 << D };
-        let mut values = [0u16; N];
+        let values: [u16; N] =
+            core::array::from_fn(|i| ((i as u32 * 2654435761) % u32::from(modulus)) as u16);
         let mut p = Poly::ZERO;
-        for i in 0..N {
-            values[i] = ((i as u32 * 2654435761) % u32::from(modulus)) as u16;
-            p.coeffs[i] = values[i] as i16;
+        for (c, v) in p.coeffs.iter_mut().zip(values) {
+            *c = v as i16;
         }
         let mut out = vec![0u8; encoded_len(D)];
         pack::<D>(&p, &mut out, |c| c as u16);

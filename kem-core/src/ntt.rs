@@ -188,16 +188,13 @@ mod tests {
     fn sample_poly(seed: u64) -> ([i64; N], Poly) {
         let mut state = seed;
         let mut p = Poly::ZERO;
-        let mut v = [0i64; N];
-        for i in 0..N {
+        for c in p.coeffs.iter_mut() {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let c = ((state >> 33) % 3329) as i16 - 1664;
-            p.coeffs[i] = c;
-            v[i] = canonical(i64::from(c));
+            *c = ((state >> 33) % 3329) as i16 - 1664;
         }
-        (v, p)
+        (p.coeffs.map(|c| canonical(i64::from(c))), p)
     }
 
     #[test]

@@ -63,7 +63,9 @@ fn corrupted_ciphertexts_are_implicitly_rejected<P: ParameterSet>() {
     let dk = DecapsulationKey::<P>::from_seed_parts(&[0x11; 32], &[0x22; 32]);
     let z = &dk.to_bytes().as_ref()[P::DK_LEN - 32..].to_vec();
     assert_eq!(z, &[0x22; 32]);
-    let (ct, k) = dk.encapsulation_key().encapsulate_deterministic(&[0x33; 32]);
+    let (ct, k) = dk
+        .encapsulation_key()
+        .encapsulate_deterministic(&[0x33; 32]);
     // Every byte position class: first, inside c1, c1/c2 boundary, last.
     let c1_len = P::CT_LEN - 32 * P::DV;
     for position in [0, 1, c1_len / 2, c1_len - 1, c1_len, P::CT_LEN - 1] {
@@ -179,7 +181,10 @@ fn parsers_apply_the_fips_203_input_checks() {
 #[test]
 fn parsers_never_panic_on_arbitrary_bytes() {
     let mut rng = stream("arbitrary");
-    for len in (0..3200).step_by(7).chain([800, 1184, 1568, 1632, 2400, 3168, 768, 1088]) {
+    for len in (0..3200)
+        .step_by(7)
+        .chain([800, 1184, 1568, 1632, 2400, 3168, 768, 1088])
+    {
         let mut bytes = vec![0u8; len];
         rng(&mut bytes).unwrap();
         let _ = EncapsulationKey::<MlKem768>::from_bytes(&bytes);
@@ -226,7 +231,9 @@ fn a_failing_random_source_is_reported() {
     );
     let dk = DecapsulationKey::<MlKem512>::from_seed_parts(&[0; 32], &[0; 32]);
     assert_eq!(
-        dk.encapsulation_key().encapsulate(&mut failing).unwrap_err(),
+        dk.encapsulation_key()
+            .encapsulate(&mut failing)
+            .unwrap_err(),
         Error::RandomSource
     );
 }
@@ -234,7 +241,14 @@ fn a_failing_random_source_is_reported() {
 #[test]
 fn errors_explain_themselves() {
     let message = length_error("ciphertext", 1088, 5).to_string();
-    assert_eq!(message, "invalid ciphertext length: expected 1088 bytes, got 5");
-    assert!(Error::EncapsulationKeyNotReduced.to_string().contains("modulus check"));
-    assert!(Error::DecapsulationKeyHashMismatch.to_string().contains("hash check"));
+    assert_eq!(
+        message,
+        "invalid ciphertext length: expected 1088 bytes, got 5"
+    );
+    assert!(Error::EncapsulationKeyNotReduced
+        .to_string()
+        .contains("modulus check"));
+    assert!(Error::DecapsulationKeyHashMismatch
+        .to_string()
+        .contains("hash check"));
 }
