@@ -2,27 +2,27 @@
 //! polynomials in the NTT domain by rejection from XOF output, and
 //! SamplePolyCBD (Algorithm 8), centered binomial noise from PRF output.
 
-use sha3::digest::XofReader;
-
 use crate::field::Q;
 use crate::hash::{self, SHAKE128_RATE};
 use crate::poly::{Poly, N};
 
-/// Three SHAKE128 blocks yield 168 12-bit candidates, enough for 256
+/// Three SHAKE128 blocks yield 336 12-bit candidates, enough for 256
 /// coefficients with overwhelming probability; more blocks follow if not.
-const FIRST_SQUEEZE: usize = 3 * SHAKE128_RATE;
+const FIRST_BLOCKS: usize = 3;
 
 /// Algorithm 7: SampleNTT(ρ ‖ j ‖ i) — the matrix entry Â[i, j] is
 /// `sample_ntt(rho, j, i)`. Coefficients are in [0, q). Branches only on
 /// public data (ρ is part of the encapsulation key).
 pub(crate) fn sample_ntt(rho: &[u8; 32], j: u8, i: u8, p: &mut Poly) {
-    let mut reader = hash::xof(rho, j, i);
-    let mut buf = [0u8; FIRST_SQUEEZE];
-    reader.read(&mut buf);
+    let mut xof = hash::xof(rho, j, i);
+    let mut buf = [0u8; FIRST_BLOCKS * SHAKE128_RATE];
+    for block in buf.chunks_exact_mut(SHAKE128_RATE) {
+        xof.squeeze_block(block);
+    }
     let mut filled = rejection_sample(&mut p.coeffs, 0, &buf);
     while filled < N {
         let block = &mut buf[..SHAKE128_RATE];
-        reader.read(block);
+        xof.squeeze_block(block);
         filled = rejection_sample(&mut p.coeffs, filled, block);
     }
 }
@@ -30,20 +30,41 @@ pub(crate) fn sample_ntt(rho: &[u8; 32], j: u8, i: u8, p: &mut Poly) {
 /// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
 /// below q, stopping when the polynomial is full; returns the new count.
 fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
-    for chunk in bytes.chunks_exact(3) {
-        let d1 = u16::from(chunk[0]) | (u16::from(chunk[1] & 0x0f) << 8);
-        let d2 = u16::from(chunk[1] >> 4) | (u16::from(chunk[2]) << 4);
+    let mut chunks = bytes.chunks_exact(3);
+    // While two more values always fit, write each candidate and advance
+    // past it only if it is accepted: no hard-to-predict branch.
+    while filled + 2 <= N {
+        let Some(chunk) = chunks.next() else {
+            return filled;
+        };
+        let (d1, d2) = candidates(chunk);
+        coeffs[filled] = d1 as i16;
+        filled += usize::from(d1 < Q as u16);
+        coeffs[filled] = d2 as i16;
+        filled += usize::from(d2 < Q as u16);
+    }
+    // The last coefficient, if still missing.
+    for chunk in chunks {
+        if filled == N {
+            break;
+        }
+        let (d1, d2) = candidates(chunk);
         for d in [d1, d2] {
             if d < Q as u16 && filled < N {
                 coeffs[filled] = d as i16;
                 filled += 1;
             }
         }
-        if filled == N {
-            break;
-        }
     }
     filled
+}
+
+/// The two 12-bit values d1, d2 of three XOF bytes (Algorithm 7, lines 5-6).
+#[inline(always)]
+fn candidates(chunk: &[u8]) -> (u16, u16) {
+    let d1 = u16::from(chunk[0]) | (u16::from(chunk[1] & 0x0f) << 8);
+    let d2 = u16::from(chunk[1] >> 4) | (u16::from(chunk[2]) << 4);
+    (d1, d2)
 }
 
 /// Algorithm 8: SamplePolyCBD_eta from 64·eta bytes, eta ∈ {2, 3}.
@@ -83,6 +104,8 @@ pub(crate) fn sample_poly_cbd<const ETA: usize>(bytes: &[u8], p: &mut Poly) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha3::digest::{ExtendableOutput, Update, XofReader};
+    use sha3::Shake128;
 
     /// Algorithm 8 bit by bit.
     fn reference_cbd(bytes: &[u8], eta: usize) -> Vec<i16> {
@@ -116,7 +139,7 @@ mod tests {
         let rho: [u8; 32] = core::array::from_fn(|i| i as u8);
         let mut p = Poly::ZERO;
         sample_ntt(&rho, 1, 2, &mut p);
-        let mut reader = hash::xof(&rho, 1, 2);
+        let mut reader = Shake128::default().chain(rho).chain([1, 2]).finalize_xof();
         let mut expected = Vec::new();
         while expected.len() < N {
             let mut c = [0u8; 3];

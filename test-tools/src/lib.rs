@@ -1,0 +1,7 @@
+//! Shared code of the test-tools binaries.
+pub mod cycles;
+pub mod nist_drbg;
+pub mod nist_kat;
+#[cfg(feature = "peers")]
+pub mod peers;
+pub mod table;

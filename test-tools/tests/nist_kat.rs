@@ -1,0 +1,206 @@
+//! The NIST-format KAT generator against liboqs: the published SHA-256
+//! digests (copied into the code), the full `.rsp` texts and `kats.json` in
+//! the shared vector directory (when present), and the `kat` binary.
+//!
+//! The vector directory is `$MLKEM_VECTORS_DIR`, or else
+//! `<CARGO_MANIFEST_DIR>/../../shared/vectors`. Missing files are skipped
+//! with a message, except under `CI=true`, where they fail the test.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kem_core::{MlKem1024, MlKem512, MlKem768, ParameterSet};
+use test_tools::nist_kat::{generate_kat, sha256_hex, KatParams, KAT_COUNT};
+
+fn vectors_dir() -> PathBuf {
+    match std::env::var_os("MLKEM_VECTORS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors"),
+    }
+}
+
+/// Reads a file of the vector directory, or returns `None` after saying why
+/// (panicking instead when `CI=true`).
+fn read_vector_file(relative: &str) -> Option<String> {
+    let path = vectors_dir().join(relative);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            let reason = format!("cannot read {}: {err}", path.display());
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("{reason} (required when CI=true; set MLKEM_VECTORS_DIR)");
+            }
+            eprintln!("skipping: {reason}");
+            None
+        }
+    }
+}
+
+/// The first `entries` entries of a KAT text (entries are separated by a
+/// blank line).
+fn first_entries(text: &str, entries: usize) -> &str {
+    match text.match_indices("\n\n").nth(entries - 1) {
+        Some((i, _)) => &text[..=i],
+        None => text,
+    }
+}
+
+fn check_set<P: ParameterSet>(set: KatParams) {
+    assert_eq!(set.name(), P::NAME);
+    let digests = set.liboqs_digests();
+
+    let all = generate_kat::<P>(KAT_COUNT);
+    assert_eq!(sha256_hex(&all), digests.all, "{} all", P::NAME);
+
+    let single = first_entries(&all, 1);
+    assert_eq!(single.lines().count(), 6);
+    assert_eq!(sha256_hex(single), digests.single, "{} single", P::NAME);
+    assert_eq!(single, generate_kat::<P>(1), "{} count 1 prefix", P::NAME);
+
+    assert_eq!(all.matches("count = ").count(), KAT_COUNT);
+    assert!(all.ends_with('\n') && !all.ends_with("\n\n"));
+    assert!(!all.contains('\r'));
+
+    let file = format!("nist-kat/{}.liboqs-kat.rsp", P::NAME);
+    if let Some(expected) = read_vector_file(&file) {
+        // Compare without dumping two megabytes on failure.
+        assert_eq!(expected.len(), all.len(), "{file}: length");
+        if let Some((n, (a, b))) = expected
+            .lines()
+            .zip(all.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+        {
+            panic!(
+                "{file}: line {} differs:\n  file:      {:.80}…\n  generated: {:.80}…",
+                n + 1,
+                a,
+                b
+            );
+        }
+        assert!(expected == all, "{file}: bytes differ");
+    }
+}
+
+#[test]
+fn ml_kem_512_matches_liboqs() {
+    check_set::<MlKem512>(KatParams::MlKem512);
+}
+
+#[test]
+fn ml_kem_768_matches_liboqs() {
+    check_set::<MlKem768>(KatParams::MlKem768);
+}
+
+#[test]
+fn ml_kem_1024_matches_liboqs() {
+    check_set::<MlKem1024>(KatParams::MlKem1024);
+}
+
+/// Finds `"key": "<value>"` inside `object` (a JSON object's text).
+fn json_string_field<'a>(object: &'a str, key: &str) -> Option<&'a str> {
+    let after_key = &object[object.find(&format!("\"{key}\""))? + key.len() + 2..];
+    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let value = after_colon.strip_prefix('"')?;
+    Some(&value[..value.find('"')?])
+}
+
+/// The `{"single": …, "all": …}` object stored under `"name"` in kats.json.
+fn kats_json_entry<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("\"{name}\"");
+    let start = json.find(&key)? + key.len();
+    let rest = json[start..].trim_start().strip_prefix(':')?.trim_start();
+    let body = rest.strip_prefix('{')?;
+    Some(&body[..body.find('}')?])
+}
+
+#[test]
+fn digests_match_kats_json() {
+    let Some(json) = read_vector_file("liboqs/kats.json") else {
+        return;
+    };
+    for set in KatParams::ALL {
+        let entry = kats_json_entry(&json, set.name())
+            .unwrap_or_else(|| panic!("kats.json has no {} object", set.name()));
+        let digests = set.liboqs_digests();
+        assert_eq!(json_string_field(entry, "single"), Some(digests.single));
+        assert_eq!(json_string_field(entry, "all"), Some(digests.all));
+    }
+}
+
+#[test]
+fn json_helpers() {
+    let json = r#"{ "Kyber512": {"all": "x", "single": "y"},
+        "ML-KEM-512" : { "all" : "aa", "single":"bb" }, "ML-KEM-5120": "zz" }"#;
+    let entry = kats_json_entry(json, "ML-KEM-512").unwrap();
+    assert_eq!(json_string_field(entry, "all"), Some("aa"));
+    assert_eq!(json_string_field(entry, "single"), Some("bb"));
+    assert_eq!(kats_json_entry(json, "ML-KEM-768"), None);
+}
+
+fn kat_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kat"))
+}
+
+#[test]
+fn cli_single_to_stdout_and_check() {
+    for set in KatParams::ALL {
+        let bits = &set.name()["ML-KEM-".len()..];
+        let out = kat_command()
+            .args(["--params", bits, "--count", "1", "--check"])
+            .output()
+            .expect("run kat");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        assert_eq!(sha256_hex(&text), set.liboqs_digests().single);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(set.liboqs_digests().single), "{stderr}");
+    }
+}
+
+#[test]
+fn cli_writes_files_and_checks_all() {
+    let dir = std::env::temp_dir().join(format!("kat-cli-test-{}", std::process::id()));
+    let out = kat_command()
+        .args(["--check", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("run kat");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for set in KatParams::ALL {
+        let path = dir.join(format!("{}.rsp", set.name()));
+        let text = std::fs::read_to_string(&path).expect("rsp file written");
+        let digest = sha256_hex(&text);
+        assert_eq!(digest, set.liboqs_digests().all);
+        assert!(stdout.contains(&format!("{digest}  {}", path.display())));
+    }
+    std::fs::remove_dir_all(&dir).expect("remove temp dir");
+}
+
+#[test]
+fn cli_rejects_bad_arguments() {
+    // Two entries have no published digest: --check refuses (usage error).
+    let out = kat_command()
+        .args(["--params", "512", "--count", "2", "--check"])
+        .output()
+        .expect("run kat");
+    assert_eq!(out.status.code(), Some(2));
+
+    for args in [&["--params", "640"][..], &["--bogus"], &["--count"]] {
+        let out = kat_command().args(args).output().expect("run kat");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("usage: kat"));
+    }
+
+    let out = kat_command().arg("--help").output().expect("run kat");
+    assert!(out.status.success());
+}
