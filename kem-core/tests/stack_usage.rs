@@ -72,12 +72,11 @@ fn spawn_with_stack(f: impl Fn() + Send + 'static) {
         .unwrap();
 }
 
-/// The child side: does nothing unless `STACK_PROBE` is set.
+/// The child side, run only by `probe_succeeds` (with `--ignored`).
 #[test]
+#[ignore = "child process of every_operation_fits_in_16_kib_of_stack"]
 fn stack_probe_child() {
-    let Ok(probe) = std::env::var("STACK_PROBE") else {
-        return;
-    };
+    let probe = std::env::var("STACK_PROBE").expect("run by the stack test only");
     match probe.split_once(':') {
         Some(("calibrate", kib)) => {
             let kib: usize = kib.parse().unwrap();
@@ -88,24 +87,29 @@ fn stack_probe_child() {
         Some(("ML-KEM-1024", op)) => run_operation::<MlKem1024>(op),
         _ => panic!("bad STACK_PROBE {probe}"),
     }
+    println!("{DONE_MARKER}");
 }
+
+/// Printed by the child after its probe completed: a child that ran no test
+/// (a wrong filter, say) must not count as a success.
+const DONE_MARKER: &str = "stack probe completed";
 
 /// Runs the child probe on a thread with `size` bytes of stack; true if it
 /// completed.
 fn probe_succeeds(probe: &str, size: usize) -> bool {
-    Command::new(std::env::current_exe().unwrap())
+    let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "stack_probe_child",
+            "--ignored",
+            "--nocapture",
             "--test-threads=1",
-            "--quiet",
         ])
         .env("STACK_PROBE", probe)
         .env("STACK_PROBE_SIZE", size.to_string())
         .output()
-        .unwrap()
-        .status
-        .success()
+        .unwrap();
+    output.status.success() && String::from_utf8_lossy(&output.stdout).contains(DONE_MARKER)
 }
 
 /// The smallest thread stack size, in 1 KiB steps, on which `probe`
@@ -125,15 +129,22 @@ fn every_operation_fits_in_16_kib_of_stack() {
         );
         return;
     }
-    if std::env::var_os("STACK_PROBE").is_some() {
-        return;
-    }
     let baseline = smallest_stack("calibrate:0");
     let budget = smallest_stack(&format!("calibrate:{BUDGET_KIB}"));
     eprintln!(
         "thread stack for the padding alone: {} KiB; with {BUDGET_KIB} KiB more: {} KiB",
         baseline / 1024,
         budget / 1024
+    );
+    // The probe must see stack use at all: 16 KiB of frames need more room
+    // than none, and 20 KiB more than the budget.
+    assert!(
+        budget >= baseline + (BUDGET_KIB - 1) * 1024,
+        "calibration failed"
+    );
+    assert!(
+        smallest_stack(&format!("calibrate:{}", BUDGET_KIB + 4)) > budget,
+        "the probe cannot tell 20 KiB from 16 KiB"
     );
     let mut too_deep = Vec::new();
     for set in ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"] {
