@@ -26,6 +26,8 @@ pub enum Error {
     DecapsulationKeyNotReduced,
     /// The caller's random source failed.
     RandomSource,
+    /// The requested backend cannot run on this CPU.
+    BackendUnavailable,
 }
 
 impl fmt::Display for Error {
@@ -49,6 +51,7 @@ impl fmt::Display for Error {
                 f.write_str("decapsulation key has an unreduced coefficient")
             }
             Error::RandomSource => f.write_str("random source failed"),
+            Error::BackendUnavailable => f.write_str("backend not available on this CPU"),
         }
     }
 }

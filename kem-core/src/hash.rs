@@ -14,13 +14,14 @@ use zeroize::Zeroize;
 
 /// Rate of SHAKE128 in bytes: one Keccak-f[1600] call squeezes this much.
 pub(crate) const SHAKE128_RATE: usize = 168;
-const SHAKE256_RATE: usize = 136;
+/// Rate of SHAKE256 in bytes.
+pub(crate) const SHAKE256_RATE: usize = 136;
 const SHA3_256_RATE: usize = 136;
 const SHA3_512_RATE: usize = 72;
 
 /// Domain-separation and first padding bits of SHA3-* (01) and SHAKE* (1111).
 const SHA3_DOMAIN: u8 = 0x06;
-const SHAKE_DOMAIN: u8 = 0x1f;
+pub(crate) const SHAKE_DOMAIN: u8 = 0x1f;
 
 /// A Keccak sponge of rate `RATE` bytes that has absorbed its whole input
 /// and is ready to squeeze.

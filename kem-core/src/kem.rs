@@ -38,10 +38,10 @@ pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
 ) -> (Ciphertext<P>, SharedSecret) {
     // (K, r) = G(m ‖ H(ek))
     let (shared, mut r) = hash::g(m, ek.hash());
-    let mut ct = P::CiphertextBytes::zeroed();
-    pke::encrypt::<P, B>(ek.expanded(), m, &r, ct.as_mut());
+    let mut ct = Ciphertext::from_array(P::CiphertextBytes::zeroed());
+    pke::encrypt::<P, B>(ek.expanded(), m, &r, ct.as_mut_bytes());
     r.zeroize();
-    (Ciphertext::from_array(ct), SharedSecret::new(shared))
+    (ct, SharedSecret::new(shared))
 }
 
 /// Algorithm 18: ML-KEM.Decaps_internal(dk, c), with implicit rejection in

@@ -11,7 +11,7 @@ use core::marker::PhantomData;
 use subtle::{Choice, ConstantTimeEq};
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
-use crate::backend::{with_backend, Backend};
+use crate::backend::{dispatch, Backend};
 use crate::error::{check_length, Error};
 use crate::params::{ByteArray, ParameterSet};
 use crate::poly::{zeroize_all, Poly};
@@ -56,7 +56,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     /// length, and every coefficient below q), and expands it.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("encapsulation key", bytes, P::EK_LEN)?;
-        with_backend!(B => Self::parse::<B>(bytes, hash::h(bytes)))
+        dispatch!(B => Self::parse::<B>(bytes, hash::h(bytes)))
     }
 
     /// Parses and expands `bytes` (of the right length), whose H(ek) the
@@ -132,7 +132,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         &self,
         m: &[u8; MESSAGE_LEN],
     ) -> (Ciphertext<P>, SharedSecret) {
-        with_backend!(B => kem::encaps_internal::<P, B>(self, m))
+        dispatch!(B => kem::encaps_internal::<P, B>(self, m))
     }
 }
 
@@ -198,7 +198,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
 
     /// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
     pub fn from_seed_parts(d: &[u8; 32], z: &[u8; 32]) -> Self {
-        with_backend!(B => kem::keygen_internal::<P, B>(d, z))
+        dispatch!(B => kem::keygen_internal::<P, B>(d, z))
     }
 
     pub(crate) fn from_parts(
@@ -215,7 +215,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     /// the section 7.2 checks to the embedded ek; ŝ must be fully reduced.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("decapsulation key", bytes, P::DK_LEN)?;
-        with_backend!(B => Self::parse::<B>(bytes))
+        dispatch!(B => Self::parse::<B>(bytes))
     }
 
     fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
@@ -252,7 +252,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     pub fn to_bytes(&self) -> Zeroizing<P::DecapsKeyBytes> {
         let mut out = Zeroizing::new(P::DecapsKeyBytes::zeroed());
         let (dk_pke, rest) = out.as_mut().split_at_mut(384 * P::K);
-        with_backend!(B => {
+        dispatch!(B => {
             for (p, chunk) in self.s_hat.iter().zip(dk_pke.chunks_exact_mut(384)) {
                 B::encode_12(p, chunk);
             }
@@ -280,7 +280,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     /// does not re-encrypt to itself yields the implicit-rejection secret
     /// J(z ‖ c), selected in constant time.
     pub fn decapsulate(&self, ct: &Ciphertext<P>) -> SharedSecret {
-        with_backend!(B => kem::decaps_internal::<P, B>(self, ct))
+        dispatch!(B => kem::decaps_internal::<P, B>(self, ct))
     }
 }
 
@@ -337,6 +337,10 @@ impl<P: ParameterSet> Ciphertext<P> {
     /// The encoded ciphertext, `P::CT_LEN` bytes.
     pub fn as_bytes(&self) -> &[u8] {
         self.bytes.as_ref()
+    }
+
+    pub(crate) fn as_mut_bytes(&mut self) -> &mut [u8] {
+        self.bytes.as_mut()
     }
 }
 

@@ -28,7 +28,7 @@
 //! # Ok::<(), Error>(())
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod backend;
@@ -45,7 +45,7 @@ mod pke;
 mod poly;
 mod sample;
 
-pub use backend::{active_backend, BackendKind};
+pub use backend::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 pub use error::Error;
 pub use keys::{
     Ciphertext, DecapsulationKey, EncapsulationKey, RandomSource, SharedSecret, MESSAGE_LEN,

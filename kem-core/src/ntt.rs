@@ -65,6 +65,7 @@ fn forward_layer<const LEN: usize>(r: &mut [i16; N], first: usize) {
 /// Algorithm 9: NTT, in place. Input coefficients must be below q in absolute
 /// value (each layer grows the bound by q, to below 8q); the output is
 /// reduced into [-(q-1)/2, (q-1)/2].
+#[inline(always)]
 pub(crate) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
     forward_layer::<128>(r, 1);
@@ -95,6 +96,7 @@ fn inverse_layer<const LEN: usize>(r: &mut [i16; N], last: usize) {
 /// Algorithm 10: NTT^-1, in place, times the Montgomery factor 2^16 (which
 /// cancels the 2^-16 that `multiply_accumulate` leaves). Output coefficients
 /// are below q in absolute value.
+#[inline(always)]
 pub(crate) fn inv_ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
     inverse_layer::<2>(r, 127);
@@ -128,22 +130,34 @@ const GAMMAS: [i16; 128] = {
 /// (a0 + a1 X)(b0 + b1 X) mod (X^2 - gamma) is accumulated in 32 bits and
 /// Montgomery-reduced once per output coefficient: with |a|, |b| < q and
 /// k ≤ 4 the sums stay below 2k·q^2 < q·2^15.
+#[inline(always)]
 pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-    let mut sums = [0i32; N];
-    for (pa, pb) in a.iter().zip(b.iter()) {
-        for (((s, a), b), gamma) in sums
-            .chunks_exact_mut(2)
-            .zip(pa.coeffs.chunks_exact(2))
-            .zip(pb.coeffs.chunks_exact(2))
-            .zip(GAMMAS.iter())
-        {
-            let a1b1 = fqmul(a[1], b[1]);
-            s[0] += i32::from(a[0]) * i32::from(b[0]) + i32::from(a1b1) * i32::from(*gamma);
-            s[1] += i32::from(a[0]) * i32::from(b[1]) + i32::from(a[1]) * i32::from(b[0]);
+    debug_assert_eq!(a.len(), b.len());
+    // 64 coefficients at a time: a small accumulator that still vectorises.
+    const CHUNK: usize = 64;
+    for (start, out) in (0..N)
+        .step_by(CHUNK)
+        .zip(acc.coeffs.chunks_exact_mut(CHUNK))
+    {
+        let mut sums = [0i32; CHUNK];
+        let gammas = &GAMMAS[start / 2..(start + CHUNK) / 2];
+        for (pa, pb) in a.iter().zip(b.iter()) {
+            let pa = &pa.coeffs[start..start + CHUNK];
+            let pb = &pb.coeffs[start..start + CHUNK];
+            for (((s, a), b), gamma) in sums
+                .chunks_exact_mut(2)
+                .zip(pa.chunks_exact(2))
+                .zip(pb.chunks_exact(2))
+                .zip(gammas)
+            {
+                let a1b1 = fqmul(a[1], b[1]);
+                s[0] += i32::from(a[0]) * i32::from(b[0]) + i32::from(a1b1) * i32::from(*gamma);
+                s[1] += i32::from(a[0]) * i32::from(b[1]) + i32::from(a[1]) * i32::from(b[0]);
+            }
         }
-    }
-    for (out, sum) in acc.coeffs.iter_mut().zip(sums) {
-        *out = barrett_reduce(montgomery_reduce(sum));
+        for (out, sum) in out.iter_mut().zip(sums) {
+            *out = barrett_reduce(montgomery_reduce(sum));
+        }
     }
 }
 

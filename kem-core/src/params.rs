@@ -70,6 +70,8 @@ pub trait ParameterSet:
 
     /// `[Poly; k]`.
     type PolyVec: PolyVec;
+    /// `[Poly; k + 1]`: the encryption noise e1 ‖ e2, sampled together.
+    type NoiseVec: PolyVec;
     /// `[u8; EK_LEN]`.
     type EncapsKeyBytes: ByteArray;
     /// `[u8; DK_LEN]`.
@@ -95,6 +97,7 @@ macro_rules! parameter_set {
             const DV: usize = $dv;
             const SECURITY_BITS: usize = $bits;
             type PolyVec = [Poly; $k];
+            type NoiseVec = [Poly; $k + 1];
             type EncapsKeyBytes = [u8; 384 * $k + 32];
             type DecapsKeyBytes = [u8; 768 * $k + 96];
             type CiphertextBytes = [u8; 32 * ($du * $k + $dv)];
@@ -127,6 +130,7 @@ mod tests {
         assert_eq!(P::DecapsKeyBytes::zeroed().as_ref().len(), dk);
         assert_eq!(P::CiphertextBytes::zeroed().as_ref().len(), ct);
         assert_eq!(P::PolyVec::zeroed().as_ref().len(), P::K);
+        assert_eq!(P::NoiseVec::zeroed().as_ref().len(), P::K + 1);
     }
 
     #[test]

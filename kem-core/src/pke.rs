@@ -40,24 +40,24 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
     // Row-major Â first: t̂_i is the product of row i with ŝ.
     B::sample_matrix(rho, k, a_hat);
 
+    // ŝ and ê with PRF nonces 0..k and k..2k.
+    let mut e = P::PolyVec::zeroed();
     sample_noise::<B>(P::ETA1, sigma, 0, s_hat);
-    for s in s_hat.iter_mut() {
-        B::ntt(s);
+    sample_noise::<B>(P::ETA1, sigma, k as u8, e.as_mut());
+    for p in s_hat.iter_mut().chain(e.as_mut().iter_mut()) {
+        B::ntt(p);
     }
-    let mut e = [Poly::ZERO];
-    for (i, (t, row)) in t_hat.iter_mut().zip(a_hat.chunks_exact(k)).enumerate() {
-        sample_noise::<B>(P::ETA1, sigma, (k + i) as u8, &mut e);
-        B::ntt(&mut e[0]);
+    for ((t, row), e) in t_hat.iter_mut().zip(a_hat.chunks_exact(k)).zip(e.as_ref()) {
         B::multiply_accumulate(t, row, s_hat);
         t.scale_to_montgomery();
-        t.add_assign(&e[0]);
+        t.add_assign(e);
         t.reduce();
         t.make_canonical();
     }
     for s in s_hat.iter_mut() {
         s.make_canonical();
     }
-    e[0].zeroize();
+    zeroize_all(e.as_mut());
     transpose(k, a_hat);
 }
 
@@ -98,38 +98,38 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
         B::ntt(p);
     }
 
+    // e1 ‖ e2, PRF nonces k..2k+1.
+    let mut noise = P::NoiseVec::zeroed();
+    sample_noise::<B>(P::ETA2, r, k as u8, noise.as_mut());
+    let (e1, e2) = noise.as_mut().split_at_mut(k);
+
     // u = NTT^-1(Â^T ∘ ŷ) + e1, one row at a time, compressed into c1.
     let (c1, c2) = ct.split_at_mut(k * encoded_len(P::DU));
-    let mut noise = [Poly::ZERO];
-    let mut u = Poly::ZERO;
-    for (i, (row, out)) in a_hat_t
+    let mut acc = Poly::ZERO;
+    for ((row, e1), out) in a_hat_t
         .chunks_exact(k)
+        .zip(e1.iter())
         .zip(c1.chunks_exact_mut(encoded_len(P::DU)))
-        .enumerate()
     {
-        sample_noise::<B>(P::ETA2, r, (k + i) as u8, &mut noise);
-        B::multiply_accumulate(&mut u, row, y.as_ref());
-        B::inv_ntt(&mut u);
-        u.add_assign(&noise[0]);
-        u.reduce();
-        compress_encode::<B>(P::DU, &u, out);
+        B::multiply_accumulate(&mut acc, row, y.as_ref());
+        B::inv_ntt(&mut acc);
+        acc.add_assign(e1);
+        acc.reduce();
+        compress_encode::<B>(P::DU, &acc, out);
     }
 
     // v = NTT^-1(t̂^T ∘ ŷ) + e2 + Decompress_1(ByteDecode_1(m)), into c2.
-    let mut v = Poly::ZERO;
-    B::multiply_accumulate(&mut v, t_hat, y.as_ref());
-    B::inv_ntt(&mut v);
-    sample_noise::<B>(P::ETA2, r, (2 * k) as u8, &mut noise);
-    v.add_assign(&noise[0]);
-    message_to_poly(m, &mut noise[0]);
-    v.add_assign(&noise[0]);
-    v.reduce();
-    compress_encode::<B>(P::DV, &v, c2);
+    B::multiply_accumulate(&mut acc, t_hat, y.as_ref());
+    B::inv_ntt(&mut acc);
+    acc.add_assign(&e2[0]);
+    message_to_poly(m, &mut e2[0]);
+    acc.add_assign(&e2[0]);
+    acc.reduce();
+    compress_encode::<B>(P::DV, &acc, c2);
 
     zeroize_all(y.as_mut());
-    for p in [&mut noise[0], &mut u, &mut v] {
-        p.zeroize();
-    }
+    zeroize_all(noise.as_mut());
+    acc.zeroize();
 }
 
 /// Algorithm 15: K-PKE.Decrypt(dk, c), writing the message to `m`.

@@ -29,7 +29,7 @@ pub(crate) fn sample_ntt(rho: &[u8; 32], j: u8, i: u8, p: &mut Poly) {
 
 /// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
 /// below q, stopping when the polynomial is full; returns the new count.
-fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
+pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
     let mut chunks = bytes.chunks_exact(3);
     // While two more values always fit, write each candidate and advance
     // past it only if it is accepted: no hard-to-predict branch.

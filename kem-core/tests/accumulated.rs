@@ -5,6 +5,9 @@
 //! whose first 32 bytes must equal the published FIPS 203 final digest.
 //! The digests are copied here from that file, so this test needs no files.
 
+mod backends;
+
+use backends::for_each_backend;
 use kem_core::{Ciphertext, DecapsulationKey, MlKem1024, MlKem512, MlKem768, ParameterSet};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
@@ -45,49 +48,59 @@ fn accumulate<P: ParameterSet>(iterations: usize) -> String {
 
 #[test]
 fn accumulated_100() {
-    assert_eq!(
-        accumulate::<MlKem512>(100),
-        "449120c6e320ef3e9fbfa2316e5f2d2e1e6dd37d8ff5d086d5d2db7d42aff0a1"
-    );
-    assert_eq!(
-        accumulate::<MlKem768>(100),
-        "8d65b902f28edc683cebee2872962fd165a4d197c9e24ec74caa4470270df0b7"
-    );
-    assert_eq!(
-        accumulate::<MlKem1024>(100),
-        "c3ffe9ebecfa479c142656cbfbc6417efa05b77e994fe538eef4daed166363df"
-    );
+    for_each_backend(|| {
+        assert_eq!(
+            accumulate::<MlKem512>(100),
+            "449120c6e320ef3e9fbfa2316e5f2d2e1e6dd37d8ff5d086d5d2db7d42aff0a1"
+        );
+        assert_eq!(
+            accumulate::<MlKem768>(100),
+            "8d65b902f28edc683cebee2872962fd165a4d197c9e24ec74caa4470270df0b7"
+        );
+        assert_eq!(
+            accumulate::<MlKem1024>(100),
+            "c3ffe9ebecfa479c142656cbfbc6417efa05b77e994fe538eef4daed166363df"
+        );
+    });
 }
 
 #[test]
 fn accumulated_10k_ml_kem_512() {
-    assert_eq!(
-        accumulate::<MlKem512>(10_000),
-        "705dcffc87f4e67e35a09dcaa31772e86f3341bd3ccf1e78a5fef99ae6a35a13"
-    );
+    for_each_backend(|| {
+        assert_eq!(
+            accumulate::<MlKem512>(10_000),
+            "705dcffc87f4e67e35a09dcaa31772e86f3341bd3ccf1e78a5fef99ae6a35a13"
+        );
+    });
 }
 
 #[test]
 fn accumulated_10k_ml_kem_768() {
-    assert_eq!(
-        accumulate::<MlKem768>(10_000),
-        "f959d18d3d1180121433bf0e05f11e7908cf9d03edc150b2b07cb90bef5bc1c1"
-    );
+    for_each_backend(|| {
+        assert_eq!(
+            accumulate::<MlKem768>(10_000),
+            "f959d18d3d1180121433bf0e05f11e7908cf9d03edc150b2b07cb90bef5bc1c1"
+        );
+    });
 }
 
 #[test]
 fn accumulated_10k_ml_kem_1024() {
-    assert_eq!(
-        accumulate::<MlKem1024>(10_000),
-        "e3bf82b013307b2e9d47dde791ff6dfc82e694e6382404abdb948b908b75bad5"
-    );
+    for_each_backend(|| {
+        assert_eq!(
+            accumulate::<MlKem1024>(10_000),
+            "e3bf82b013307b2e9d47dde791ff6dfc82e694e6382404abdb948b908b75bad5"
+        );
+    });
 }
 
 #[test]
 #[ignore = "1,000,000 rounds: run with --ignored (a few minutes in release)"]
 fn accumulated_1m_ml_kem_768() {
-    assert_eq!(
-        accumulate::<MlKem768>(1_000_000),
-        "3b108396a277f2952ff3243a985c9709bcb95788c39b7b36a2c4e19d1a41e51e"
-    );
+    for_each_backend(|| {
+        assert_eq!(
+            accumulate::<MlKem768>(1_000_000),
+            "3b108396a277f2952ff3243a985c9709bcb95788c39b7b36a2c4e19d1a41e51e"
+        );
+    });
 }

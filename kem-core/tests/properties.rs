@@ -2,6 +2,9 @@
 //! implicit rejection of corrupted ciphertexts, the FIPS 203 input checks
 //! and their typed errors, and the use of the caller's random source.
 
+mod backends;
+
+use backends::for_each_backend;
 use kem_core::{
     Ciphertext, DecapsulationKey, EncapsulationKey, Error, MlKem1024, MlKem512, MlKem768,
     ParameterSet,
@@ -54,9 +57,11 @@ fn round_trips<P: ParameterSet>() {
 
 #[test]
 fn keys_and_ciphertexts_round_trip() {
-    round_trips::<MlKem512>();
-    round_trips::<MlKem768>();
-    round_trips::<MlKem1024>();
+    for_each_backend(|| {
+        round_trips::<MlKem512>();
+        round_trips::<MlKem768>();
+        round_trips::<MlKem1024>();
+    });
 }
 
 fn corrupted_ciphertexts_are_implicitly_rejected<P: ParameterSet>() {
@@ -84,9 +89,11 @@ fn corrupted_ciphertexts_are_implicitly_rejected<P: ParameterSet>() {
 
 #[test]
 fn flipped_ciphertext_bits_yield_the_implicit_rejection_secret() {
-    corrupted_ciphertexts_are_implicitly_rejected::<MlKem512>();
-    corrupted_ciphertexts_are_implicitly_rejected::<MlKem768>();
-    corrupted_ciphertexts_are_implicitly_rejected::<MlKem1024>();
+    for_each_backend(|| {
+        corrupted_ciphertexts_are_implicitly_rejected::<MlKem512>();
+        corrupted_ciphertexts_are_implicitly_rejected::<MlKem768>();
+        corrupted_ciphertexts_are_implicitly_rejected::<MlKem1024>();
+    });
 }
 
 fn length_error(what: &'static str, expected: usize, actual: usize) -> Error {
@@ -173,69 +180,77 @@ fn parsers_reject_bad_inputs<P: ParameterSet>() {
 
 #[test]
 fn parsers_apply_the_fips_203_input_checks() {
-    parsers_reject_bad_inputs::<MlKem512>();
-    parsers_reject_bad_inputs::<MlKem768>();
-    parsers_reject_bad_inputs::<MlKem1024>();
+    for_each_backend(|| {
+        parsers_reject_bad_inputs::<MlKem512>();
+        parsers_reject_bad_inputs::<MlKem768>();
+        parsers_reject_bad_inputs::<MlKem1024>();
+    });
 }
 
 #[test]
 fn parsers_never_panic_on_arbitrary_bytes() {
-    let mut rng = stream("arbitrary");
-    for len in (0..3200)
-        .step_by(7)
-        .chain([800, 1184, 1568, 1632, 2400, 3168, 768, 1088])
-    {
-        let mut bytes = vec![0u8; len];
-        rng(&mut bytes).unwrap();
-        let _ = EncapsulationKey::<MlKem768>::from_bytes(&bytes);
-        let _ = DecapsulationKey::<MlKem1024>::from_bytes(&bytes);
-        let _ = DecapsulationKey::<MlKem512>::from_seed(&bytes);
-        if let Ok(ct) = Ciphertext::<MlKem768>::from_bytes(&bytes) {
-            let dk = DecapsulationKey::<MlKem768>::from_seed_parts(&[0; 32], &[0; 32]);
-            let _ = dk.decapsulate(&ct);
+    for_each_backend(|| {
+        let mut rng = stream("arbitrary");
+        for len in (0..3200)
+            .step_by(7)
+            .chain([800, 1184, 1568, 1632, 2400, 3168, 768, 1088])
+        {
+            let mut bytes = vec![0u8; len];
+            rng(&mut bytes).unwrap();
+            let _ = EncapsulationKey::<MlKem768>::from_bytes(&bytes);
+            let _ = DecapsulationKey::<MlKem1024>::from_bytes(&bytes);
+            let _ = DecapsulationKey::<MlKem512>::from_seed(&bytes);
+            if let Ok(ct) = Ciphertext::<MlKem768>::from_bytes(&bytes) {
+                let dk = DecapsulationKey::<MlKem768>::from_seed_parts(&[0; 32], &[0; 32]);
+                let _ = dk.decapsulate(&ct);
+            }
         }
-    }
+    });
 }
 
 #[test]
 fn randomness_comes_from_the_caller_in_fips_203_order() {
-    // KeyGen draws d ‖ z in one 64-byte call; Encaps draws m in one call.
-    let mut requests = Vec::new();
-    let mut inner = stream("order");
-    let mut recording = |buf: &mut [u8]| {
-        requests.push(buf.len());
-        inner(buf)
-    };
-    let dk = DecapsulationKey::<MlKem768>::generate(&mut recording).unwrap();
-    let (ct, k) = dk.encapsulation_key().encapsulate(&mut recording).unwrap();
-    assert_eq!(requests, [64, 32]);
+    for_each_backend(|| {
+        // KeyGen draws d ‖ z in one 64-byte call; Encaps draws m in one call.
+        let mut requests = Vec::new();
+        let mut inner = stream("order");
+        let mut recording = |buf: &mut [u8]| {
+            requests.push(buf.len());
+            inner(buf)
+        };
+        let dk = DecapsulationKey::<MlKem768>::generate(&mut recording).unwrap();
+        let (ct, k) = dk.encapsulation_key().encapsulate(&mut recording).unwrap();
+        assert_eq!(requests, [64, 32]);
 
-    let mut replay = stream("order");
-    let mut seed = [0u8; 64];
-    let mut m = [0u8; 32];
-    replay(&mut seed).unwrap();
-    replay(&mut m).unwrap();
-    let expected = DecapsulationKey::<MlKem768>::from_seed(&seed).unwrap();
-    assert_eq!(expected.seed(), Some(&seed));
-    assert_eq!(expected.to_bytes().as_ref(), dk.to_bytes().as_ref());
-    let (ct2, k2) = expected.encapsulation_key().encapsulate_deterministic(&m);
-    assert_eq!((ct2, k2), (ct, k));
+        let mut replay = stream("order");
+        let mut seed = [0u8; 64];
+        let mut m = [0u8; 32];
+        replay(&mut seed).unwrap();
+        replay(&mut m).unwrap();
+        let expected = DecapsulationKey::<MlKem768>::from_seed(&seed).unwrap();
+        assert_eq!(expected.seed(), Some(&seed));
+        assert_eq!(expected.to_bytes().as_ref(), dk.to_bytes().as_ref());
+        let (ct2, k2) = expected.encapsulation_key().encapsulate_deterministic(&m);
+        assert_eq!((ct2, k2), (ct, k));
+    });
 }
 
 #[test]
 fn a_failing_random_source_is_reported() {
-    let mut failing = |_: &mut [u8]| Err(Error::RandomSource);
-    assert_eq!(
-        DecapsulationKey::<MlKem512>::generate(&mut failing).unwrap_err(),
-        Error::RandomSource
-    );
-    let dk = DecapsulationKey::<MlKem512>::from_seed_parts(&[0; 32], &[0; 32]);
-    assert_eq!(
-        dk.encapsulation_key()
-            .encapsulate(&mut failing)
-            .unwrap_err(),
-        Error::RandomSource
-    );
+    for_each_backend(|| {
+        let mut failing = |_: &mut [u8]| Err(Error::RandomSource);
+        assert_eq!(
+            DecapsulationKey::<MlKem512>::generate(&mut failing).unwrap_err(),
+            Error::RandomSource
+        );
+        let dk = DecapsulationKey::<MlKem512>::from_seed_parts(&[0; 32], &[0; 32]);
+        assert_eq!(
+            dk.encapsulation_key()
+                .encapsulate(&mut failing)
+                .unwrap_err(),
+            Error::RandomSource
+        );
+    });
 }
 
 #[test]

@@ -15,7 +15,8 @@ use std::hint::black_box;
 use std::process::Command;
 
 use kem_core::{
-    Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512, MlKem768, ParameterSet,
+    available_backends, with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey,
+    MlKem1024, MlKem512, MlKem768, ParameterSet,
 };
 
 const BUDGET_KIB: usize = 16;
@@ -34,30 +35,48 @@ fn below_frames(kib: usize, f: &dyn Fn()) {
     }
 }
 
-/// The probed operation of set P, with inputs prepared outside it.
-fn run_operation<P: ParameterSet>(operation: &str) {
+/// The probed operation of set P (`"<operation>:<backend>"`), with inputs
+/// prepared outside it.
+fn run_operation<P: ParameterSet>(operation_and_backend: &str) {
+    let (operation, backend) = operation_and_backend.split_once(':').unwrap();
+    let backend = BackendKind::from_name(backend).unwrap();
     let dk = DecapsulationKey::<P>::from_seed_parts(&[1; 32], &[2; 32]);
     let ek_bytes = dk.encapsulation_key().as_bytes().to_vec();
     let dk_bytes = dk.to_bytes().as_ref().to_vec();
     let (ct, _) = dk.encapsulation_key().encapsulate_deterministic(&[3; 32]);
     let ct_bytes = ct.as_bytes().to_vec();
     let operation = operation.to_owned();
-    let probe = move || match operation.as_str() {
-        "keygen" => drop(black_box(DecapsulationKey::<P>::from_seed_parts(
-            &[4; 32], &[5; 32],
-        ))),
-        "encaps" => {
-            let ek = EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes)).unwrap();
-            black_box(ek.encapsulate_deterministic(&[6; 32]));
-        }
-        "decaps" => {
-            let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).unwrap();
-            let ct = Ciphertext::<P>::from_bytes(&ct_bytes).unwrap();
-            black_box(dk.decapsulate(&ct));
-        }
-        other => panic!("unknown operation {other}"),
+    let probe = move || {
+        with_backend(backend, || match operation.as_str() {
+            "keygen" => keygen::<P>(),
+            "encaps" => encaps::<P>(&ek_bytes),
+            "decaps" => decaps::<P>(&dk_bytes, &ct_bytes),
+            other => panic!("unknown operation {other}"),
+        })
+        .unwrap()
     };
     spawn_with_stack(probe);
+}
+
+// One function per operation, as a caller would write it, so that the
+// probe measures that operation alone.
+
+#[inline(never)]
+fn keygen<P: ParameterSet>() {
+    black_box(DecapsulationKey::<P>::from_seed_parts(&[4; 32], &[5; 32]));
+}
+
+#[inline(never)]
+fn encaps<P: ParameterSet>(ek_bytes: &[u8]) {
+    let ek = EncapsulationKey::<P>::from_bytes(black_box(ek_bytes)).unwrap();
+    black_box(ek.encapsulate_deterministic(&[6; 32]));
+}
+
+#[inline(never)]
+fn decaps<P: ParameterSet>(dk_bytes: &[u8], ct_bytes: &[u8]) {
+    let dk = DecapsulationKey::<P>::from_bytes(black_box(dk_bytes)).unwrap();
+    let ct = Ciphertext::<P>::from_bytes(ct_bytes).unwrap();
+    black_box(dk.decapsulate(&ct));
 }
 
 /// Runs `f` below `PADDING_KIB` of frames on a thread whose stack size is
@@ -82,9 +101,9 @@ fn stack_probe_child() {
             let kib: usize = kib.parse().unwrap();
             spawn_with_stack(move || below_frames(kib, &|| ()));
         }
-        Some(("ML-KEM-512", op)) => run_operation::<MlKem512>(op),
-        Some(("ML-KEM-768", op)) => run_operation::<MlKem768>(op),
-        Some(("ML-KEM-1024", op)) => run_operation::<MlKem1024>(op),
+        Some(("ML-KEM-512", rest)) => run_operation::<MlKem512>(rest),
+        Some(("ML-KEM-768", rest)) => run_operation::<MlKem768>(rest),
+        Some(("ML-KEM-1024", rest)) => run_operation::<MlKem1024>(rest),
         _ => panic!("bad STACK_PROBE {probe}"),
     }
     println!("{DONE_MARKER}");
@@ -147,15 +166,15 @@ fn every_operation_fits_in_16_kib_of_stack() {
         "the probe cannot tell 20 KiB from 16 KiB"
     );
     let mut too_deep = Vec::new();
-    for set in ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"] {
-        for op in ["keygen", "encaps", "decaps"] {
-            let needed = smallest_stack(&format!("{set}:{op}"));
-            eprintln!(
-                "{set} {op}: about {} KiB of stack",
-                (needed - baseline) / 1024
-            );
-            if needed > budget {
-                too_deep.push(format!("{set} {op}"));
+    for backend in available_backends() {
+        for set in ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"] {
+            for op in ["keygen", "encaps", "decaps"] {
+                let needed = smallest_stack(&format!("{set}:{op}:{backend}"));
+                let used = (needed - baseline) / 1024;
+                eprintln!("{backend} {set} {op}: about {used} KiB of stack");
+                if needed > budget {
+                    too_deep.push(format!("{backend} {set} {op}"));
+                }
             }
         }
     }

@@ -2,11 +2,23 @@
 //! sampling, compression and encoding) as one trait whose methods default to
 //! the portable code. A SIMD backend overrides only what it accelerates; the
 //! algorithm code in `pke` and `kem` is generic over the backend and
-//! monomorphised once per backend. The backend is chosen once per process.
+//! monomorphised once per backend. The backend is chosen once per process
+//! (see `select`). All backends share one key representation (canonical
+//! coefficients, FIPS 203 NTT order), so a key made under one backend works
+//! under any other.
 
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod keccak_x4;
 mod portable;
+mod select;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx2::Avx2;
 pub(crate) use portable::Portable;
+pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
 use crate::poly::Poly;
 use crate::{compress, encode, ntt, sample};
@@ -79,43 +91,21 @@ pub(crate) trait Backend: 'static {
     }
 }
 
-/// The implementations kem-core can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum BackendKind {
-    /// Portable Rust, the reference for every other backend.
-    Portable,
-}
-
-impl BackendKind {
-    /// The backend's short name, e.g. `"portable"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Portable => "portable",
-        }
-    }
-}
-
-impl core::fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The backend in use by this process.
-pub fn active_backend() -> BackendKind {
-    BackendKind::Portable
-}
-
-/// Runs `$body` with `$b` bound to the active backend's type.
-macro_rules! with_backend {
+/// Runs `$body` with `$b` bound to the active backend's type: the one
+/// place where the backend choice becomes a monomorphised code path.
+macro_rules! dispatch {
     ($b:ident => $body:expr) => {
         match $crate::backend::active_backend() {
             $crate::backend::BackendKind::Portable => {
                 type $b = $crate::backend::Portable;
                 $body
             }
+            #[cfg(target_arch = "x86_64")]
+            $crate::backend::BackendKind::Avx2 => {
+                type $b = $crate::backend::Avx2;
+                $body
+            }
         }
     };
 }
-pub(crate) use with_backend;
+pub(crate) use dispatch;

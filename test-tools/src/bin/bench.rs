@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kem_core::{
-    BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512, MlKem768,
-    ParameterSet,
+    with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512,
+    MlKem768, ParameterSet,
 };
 use test_tools::cycles::{self, Bench, Config, Measurement, Operation};
 use test_tools::table::{Align, Table};
@@ -222,13 +222,10 @@ impl SetReport {
     }
 }
 
-/// The kem-core backends to measure. kem-core chooses its backend once per
-/// process and cannot be forced yet, so this is the active one; when
-/// kem-core can force a backend, list every available backend here and
-/// select it in [`kem_core_benches`]. The first one is the reference for the
-/// ratio column.
+/// The kem-core backends to measure: every one this CPU runs, the portable
+/// reference first (the reference for the ratio column).
 fn kem_core_backends() -> Vec<BackendKind> {
-    vec![kem_core::active_backend()]
+    kem_core::available_backends()
 }
 
 fn kem_core_label(backend: BackendKind) -> String {
@@ -245,6 +242,12 @@ struct KemCoreAnswer {
     ct: Vec<u8>,
     /// The shared secret, from encaps and (checked equal) from decaps.
     ss: [u8; 32],
+}
+
+impl KemCoreAnswer {
+    fn same_bytes(&self, other: &Self) -> bool {
+        (&self.ek, &self.dk, &self.ct, self.ss) == (&other.ek, &other.dk, &other.ct, other.ss)
+    }
 }
 
 fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
@@ -290,14 +293,9 @@ fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
 
 /// kem-core's five operations with the given backend, ready to be timed.
 fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'static>> {
-    // kem-core cannot be told to use a backend yet; it runs the active one.
-    // When it can, each closure below should select `backend` (the benches
-    // of different backends run interleaved).
-    assert_eq!(
-        backend,
-        kem_core::active_backend(),
-        "kem-core cannot force a backend yet"
-    );
+    // Each closure selects its backend for the calling thread (the benches of
+    // different backends run interleaved).
+    let on = move |f: &mut dyn FnMut()| with_backend(backend, f).expect("available backend");
     let label = kem_core_label(backend);
     let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
     let ek = dk.encapsulation_key().clone();
@@ -308,23 +306,44 @@ fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'static>
     let (d, z, m) = (D, Z, M);
     vec![
         Bench::new(&label, Operation::Keygen, move || {
-            DecapsulationKey::<P>::from_seed_parts(black_box(&d), black_box(&z))
+            let mut out = None;
+            on(&mut || {
+                out = Some(DecapsulationKey::<P>::from_seed_parts(
+                    black_box(&d),
+                    black_box(&z),
+                ))
+            });
+            out
         }),
         Bench::new(&label, Operation::Encaps, move || {
-            EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes))
-                .expect("valid ek")
-                .encapsulate_deterministic(black_box(&m))
+            let mut out = None;
+            on(&mut || {
+                out = Some(
+                    EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes))
+                        .expect("valid ek")
+                        .encapsulate_deterministic(black_box(&m)),
+                )
+            });
+            out
         }),
         Bench::new(&label, Operation::Decaps, move || {
-            let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
-            let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
-            dk.decapsulate(&ct)
+            let mut out = None;
+            on(&mut || {
+                let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
+                let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
+                out = Some(dk.decapsulate(&ct));
+            });
+            out
         }),
         Bench::new(&label, Operation::EncapsCached, move || {
-            black_box(&ek).encapsulate_deterministic(black_box(&m))
+            let mut out = None;
+            on(&mut || out = Some(black_box(&ek).encapsulate_deterministic(black_box(&m))));
+            out
         }),
         Bench::new(&label, Operation::DecapsCached, move || {
-            black_box(&dk).decapsulate(black_box(&ct))
+            let mut out = None;
+            on(&mut || out = Some(black_box(&dk).decapsulate(black_box(&ct))));
+            out
         }),
     ]
 }
@@ -341,27 +360,51 @@ fn run_set<P: ParameterSet>(config: Config) -> SetReport {
         measurements: Vec::new(),
     };
 
-    let ours = match check_kem_core::<P>() {
-        Ok(answer) => {
-            report.checks.push(format!(
-                "kem-core sanity check OK: keys round-trip, decaps recovers the secret, \
-                 a modified ciphertext is rejected (ek {} B, dk {} B, ct {} B, K = {}...)",
-                answer.ek.len(),
-                answer.dk.len(),
-                answer.ct.len(),
-                answer.ss[..8]
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
-            ));
-            Some(answer)
+    // Every backend must pass the sanity check and give the reference's bytes.
+    let mut ours: Option<KemCoreAnswer> = None;
+    for &backend in &backends {
+        let label = kem_core_label(backend);
+        let checked = with_backend(backend, check_kem_core::<P>).expect("available backend");
+        match (checked, &ours) {
+            (Ok(answer), None) => {
+                report.checks.push(format!(
+                    "{label} sanity check OK: keys round-trip, decaps recovers the secret, \
+                     a modified ciphertext is rejected (ek {} B, dk {} B, ct {} B, K = {}...)",
+                    answer.ek.len(),
+                    answer.dk.len(),
+                    answer.ct.len(),
+                    answer.ss[..8]
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>()
+                ));
+                ours = Some(answer);
+            }
+            (Ok(answer), Some(reference)) => {
+                if answer.same_bytes(reference) {
+                    report.checks.push(format!(
+                        "{label} sanity check OK, same bytes as {}",
+                        report.reference
+                    ));
+                } else {
+                    report.checks.push(format!(
+                        "BACKEND MISMATCH: {label} differs from {}",
+                        report.reference
+                    ));
+                    report.ok = false;
+                }
+            }
+            (Err(e), _) => {
+                report
+                    .checks
+                    .push(format!("SANITY CHECK FAILED ({label}): {e}"));
+                report.ok = false;
+            }
         }
-        Err(e) => {
-            report.checks.push(format!("SANITY CHECK FAILED: {e}"));
-            report.ok = false;
-            None
-        }
-    };
+    }
+    if !report.ok {
+        return report;
+    }
 
     #[cfg(feature = "peers")]
     if let Some(ours) = &ours {

@@ -1,0 +1,182 @@
+//! The x86-64 AVX2 backend.
+//!
+//! Every hot spot runs inside a `#[target_feature(enable = "avx2")]`
+//! function, so the shared arithmetic (NTT, base multiplication, compression,
+//! encoding, noise sampling) is compiled with 256-bit vectors. This module
+//! holds the only `unsafe` of kem-core: calling those functions from the
+//! (feature-less) `Backend` methods.
+//!
+//! # Safety
+//!
+//! `Avx2` is only ever used through `with_backend!`, which selects it only
+//! when `BackendKind::Avx2.is_available()` holds: the process default is
+//! chosen among available backends, and `set_backend` / `with_backend`
+//! refuse an unavailable one. So whenever an `Avx2` method runs, the CPU
+//! supports AVX2, which is the one requirement of the `unsafe` calls below.
+
+use super::Backend;
+use crate::poly::Poly;
+
+/// The AVX2 backend (selected only on CPUs with AVX2; see the module docs).
+pub(crate) struct Avx2;
+
+/// Defines a `Backend` method that calls the same-named AVX2-compiled
+/// function in `with_avx2`.
+macro_rules! avx2_method {
+    ($(#[$attr:meta])* fn $name:ident $(<const $c:ident: usize>)? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+        $(#[$attr])*
+        #[inline(always)]
+        fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: `Avx2` runs only where AVX2 is available (module docs).
+            unsafe { with_avx2::$name $(::<$c>)? ($($arg),*) }
+        }
+    };
+}
+
+impl Backend for Avx2 {
+    avx2_method!(fn ntt(p: &mut Poly));
+    avx2_method!(fn inv_ntt(p: &mut Poly));
+    avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
+    avx2_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]));
+    avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
+    avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
+    avx2_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly));
+    avx2_method!(fn encode_12(p: &Poly, out: &mut [u8]));
+    avx2_method!(fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool);
+}
+
+/// The portable definitions, compiled for AVX2.
+mod with_avx2 {
+    use zeroize::Zeroize;
+
+    use crate::backend::keccak_x4::SpongeX4;
+    use crate::backend::{Backend, Portable};
+    use crate::hash::{SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
+    use crate::poly::{Poly, N};
+    use crate::sample;
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn ntt(p: &mut Poly) {
+        Portable::ntt(p);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn inv_ntt(p: &mut Poly) {
+        Portable::inv_ntt(p);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+        Portable::multiply_accumulate(acc, a, b);
+    }
+
+    /// Â with four SampleNTT streams at a time (4-way SHAKE128); a single
+    /// leftover entry takes the one-way sponge.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
+        let mut start = 0;
+        for batch in out.chunks_mut(4) {
+            if let [single] = batch {
+                let index = start;
+                sample::sample_ntt(rho, (index % k) as u8, (index / k) as u8, single);
+            } else {
+                sample_ntt_x4(rho, k, start, batch);
+            }
+            start += 4;
+        }
+    }
+
+    /// Entries `first..first + out.len()` (2 to 4 of them) of Â: the XOF input
+    /// of entry `index` is ρ ‖ j ‖ i with (i, j) = (index / k, index % k).
+    /// Unused lanes repeat the last input and are discarded.
+    #[target_feature(enable = "avx2")]
+    fn sample_ntt_x4(rho: &[u8; 32], k: usize, first: usize, out: &mut [Poly]) {
+        let inputs: [[u8; 34]; 4] = core::array::from_fn(|lane| {
+            let index = first + lane.min(out.len() - 1);
+            let mut input = [0u8; 34];
+            input[..32].copy_from_slice(rho);
+            input[32] = (index % k) as u8;
+            input[33] = (index / k) as u8;
+            input
+        });
+        let mut sponge =
+            SpongeX4::<SHAKE128_RATE>::absorb(inputs.each_ref().map(|i| &i[..]), SHAKE_DOMAIN);
+        // Block by block: 168 bytes are 56 whole candidates pairs per lane.
+        let mut buffers = [[0u8; SHAKE128_RATE]; 4];
+        let mut filled = [0usize; 4];
+        while filled[..out.len()].iter().any(|&f| f < N) {
+            let [b0, b1, b2, b3] = &mut buffers;
+            sponge.squeeze_block([b0, b1, b2, b3]);
+            for ((poly, buffer), filled) in out.iter_mut().zip(&buffers).zip(&mut filled) {
+                *filled = sample::rejection_sample(&mut poly.coeffs, *filled, buffer);
+            }
+        }
+    }
+
+    /// Noise with four PRF streams at a time (4-way SHAKE256); a single
+    /// leftover polynomial takes the one-way sponge.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+        let mut nonce = nonce;
+        for batch in out.chunks_mut(4) {
+            if batch.len() == 1 {
+                Portable::sample_noise::<ETA>(seed, nonce, batch);
+            } else {
+                sample_noise_x4::<ETA>(seed, nonce, batch);
+            }
+            nonce = nonce.wrapping_add(4);
+        }
+    }
+
+    /// Polynomials with PRF nonces `nonce..nonce + out.len()` (2 to 4).
+    #[target_feature(enable = "avx2")]
+    fn sample_noise_x4<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+        let inputs: [[u8; 33]; 4] = core::array::from_fn(|lane| {
+            let mut input = [0u8; 33];
+            input[..32].copy_from_slice(seed);
+            input[32] = nonce.wrapping_add(lane.min(out.len() - 1) as u8);
+            input
+        });
+        let mut sponge =
+            SpongeX4::<SHAKE256_RATE>::absorb(inputs.each_ref().map(|i| &i[..]), SHAKE_DOMAIN);
+        // 64·eta bytes each: one block for eta = 2, two for eta = 3.
+        let mut buffers = [[0u8; 64 * 3]; 4];
+        let len = 64 * ETA;
+        let mut offset = 0;
+        while offset < len {
+            let end = (offset + SHAKE256_RATE).min(len);
+            let [b0, b1, b2, b3] = &mut buffers;
+            sponge.squeeze_block([
+                &mut b0[offset..end],
+                &mut b1[offset..end],
+                &mut b2[offset..end],
+                &mut b3[offset..end],
+            ]);
+            offset = end;
+        }
+        for (poly, buffer) in out.iter_mut().zip(&buffers) {
+            sample::sample_poly_cbd::<ETA>(&buffer[..len], poly);
+        }
+        buffers.zeroize();
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
+        Portable::compress_encode::<D>(p, out);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
+        Portable::decode_decompress::<D>(bytes, p);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn encode_12(p: &Poly, out: &mut [u8]) {
+        Portable::encode_12(p, out);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
+        Portable::decode_12_checked(bytes, p)
+    }
+}

@@ -1,0 +1,183 @@
+//! Choosing the backend: detected once per process (the fastest one the CPU
+//! supports), overridable for the process by the `MLKEM_BACKEND` environment
+//! variable or [`set_backend`], and for one thread and closure by
+//! [`with_backend`] (tests and benchmarks compare backends that way).
+
+use core::cell::Cell;
+use core::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::error::Error;
+
+/// The implementations kem-core can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BackendKind {
+    /// Portable Rust, the reference for every other backend.
+    Portable,
+    /// x86-64 AVX2: 4-way Keccak for sampling, AVX2 code for the arithmetic.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl BackendKind {
+    /// Every backend this build contains, slowest first.
+    pub const ALL: &'static [BackendKind] = &[
+        BackendKind::Portable,
+        #[cfg(target_arch = "x86_64")]
+        BackendKind::Avx2,
+    ];
+
+    /// The backend's short name, as `MLKEM_BACKEND` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Portable => "portable",
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::Avx2 => "avx2",
+        }
+    }
+
+    /// The backend named `name` (case-insensitive), if this build has it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            BackendKind::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::Avx2 => std::is_x86_feature_detected!("avx2"),
+        }
+    }
+
+    fn to_code(self) -> u8 {
+        Self::ALL.iter().position(|&k| k == self).expect("listed") as u8 + 1
+    }
+
+    fn from_code(code: u8) -> Self {
+        Self::ALL[usize::from(code) - 1]
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The backends this CPU can run, slowest first.
+pub fn available_backends() -> Vec<BackendKind> {
+    BackendKind::ALL
+        .iter()
+        .copied()
+        .filter(|kind| kind.is_available())
+        .collect()
+}
+
+/// The process-wide choice; 0 until first decided.
+static PROCESS_BACKEND: AtomicU8 = AtomicU8::new(0);
+
+thread_local! {
+    /// A [`with_backend`] override for the current thread.
+    static THREAD_BACKEND: Cell<Option<BackendKind>> = const { Cell::new(None) };
+}
+
+/// The process default: `MLKEM_BACKEND` when it names an available backend,
+/// else the fastest available one.
+fn default_backend() -> BackendKind {
+    std::env::var("MLKEM_BACKEND")
+        .ok()
+        .and_then(|name| BackendKind::from_name(&name))
+        .filter(|kind| kind.is_available())
+        .unwrap_or_else(|| {
+            *available_backends()
+                .last()
+                .expect("portable is always available")
+        })
+}
+
+/// The backend that operations on this thread use now.
+pub fn active_backend() -> BackendKind {
+    if let Some(kind) = THREAD_BACKEND.with(Cell::get) {
+        return kind;
+    }
+    match PROCESS_BACKEND.load(Ordering::Relaxed) {
+        0 => {
+            let kind = default_backend();
+            // A concurrent first call decides the same way; either store wins.
+            let _ = PROCESS_BACKEND.compare_exchange(
+                0,
+                kind.to_code(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            BackendKind::from_code(PROCESS_BACKEND.load(Ordering::Relaxed))
+        }
+        code => BackendKind::from_code(code),
+    }
+}
+
+/// Makes `kind` the backend of the whole process (e.g. from a provider
+/// configuration). Fails with [`Error::BackendUnavailable`] if this CPU
+/// cannot run it.
+pub fn set_backend(kind: BackendKind) -> Result<(), Error> {
+    if !kind.is_available() {
+        return Err(Error::BackendUnavailable);
+    }
+    PROCESS_BACKEND.store(kind.to_code(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// Runs `f` with `kind` as the backend of the current thread, then restores
+/// the previous choice (also when `f` panics). Fails with
+/// [`Error::BackendUnavailable`] if this CPU cannot run it.
+pub fn with_backend<R>(kind: BackendKind, f: impl FnOnce() -> R) -> Result<R, Error> {
+    if !kind.is_available() {
+        return Err(Error::BackendUnavailable);
+    }
+    struct Restore(Option<BackendKind>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            THREAD_BACKEND.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(THREAD_BACKEND.with(|cell| cell.replace(Some(kind))));
+    Ok(f())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &kind in BackendKind::ALL {
+            assert_eq!(BackendKind::from_name(kind.name()), Some(kind));
+            assert_eq!(
+                BackendKind::from_name(&kind.name().to_uppercase()),
+                Some(kind)
+            );
+        }
+        assert_eq!(BackendKind::from_name("neon-or-something"), None);
+        assert!(BackendKind::Portable.is_available());
+        assert_eq!(available_backends()[0], BackendKind::Portable);
+    }
+
+    #[test]
+    fn with_backend_scopes_the_choice_to_the_closure() {
+        let before = active_backend();
+        for kind in available_backends() {
+            let inner = with_backend(kind, || {
+                let nested = with_backend(BackendKind::Portable, active_backend).unwrap();
+                assert_eq!(nested, BackendKind::Portable);
+                active_backend()
+            });
+            assert_eq!(inner, Ok(kind));
+        }
+        assert_eq!(active_backend(), before);
+    }
+}
