@@ -320,7 +320,7 @@ impl<const RATE: usize> SpongeX4<RATE> {
     /// If the four inputs differ in length.
     #[target_feature(enable = "avx2")]
     pub(crate) fn absorb(inputs: [&[u8]; 4], domain: u8) -> Self {
-        const { assert!(RATE % 8 == 0 && RATE < 200) };
+        const { assert!(RATE.is_multiple_of(8) && RATE < 200) };
         let len = inputs[0].len();
         // A real check, not a debug one: three comparisons, and a length
         // mismatch would otherwise silently truncate the longer inputs.

@@ -103,7 +103,7 @@ pub fn hex(s: &str) -> Vec<u8> {
     }
     let s = s.trim().as_bytes();
     assert!(
-        s.len() % 2 == 0,
+        s.len().is_multiple_of(2),
         "odd-length hex string ({} digits)",
         s.len()
     );
