@@ -50,6 +50,7 @@ mod with_avx2 {
     use zeroize::Zeroize;
 
     use crate::backend::keccak_x4::SpongeX4;
+    use crate::backend::{ntt_avx2, rej_avx2};
     use crate::backend::{Backend, Portable};
     use crate::hash::{SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
     use crate::poly::{Poly, N};
@@ -57,12 +58,12 @@ mod with_avx2 {
 
     #[target_feature(enable = "avx2")]
     pub(super) fn ntt(p: &mut Poly) {
-        Portable::ntt(p);
+        ntt_avx2::ntt(p);
     }
 
     #[target_feature(enable = "avx2")]
     pub(super) fn inv_ntt(p: &mut Poly) {
-        Portable::inv_ntt(p);
+        ntt_avx2::inv_ntt(p);
     }
 
     #[target_feature(enable = "avx2")]
@@ -108,7 +109,7 @@ mod with_avx2 {
             let [b0, b1, b2, b3] = &mut buffers;
             sponge.squeeze_block([b0, b1, b2, b3]);
             for ((poly, buffer), filled) in out.iter_mut().zip(&buffers).zip(&mut filled) {
-                *filled = sample::rejection_sample(&mut poly.coeffs, *filled, buffer);
+                *filled = rej_avx2::rejection_sample(&mut poly.coeffs, *filled, buffer);
             }
         }
     }

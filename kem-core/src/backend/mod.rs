@@ -12,7 +12,11 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
+#[cfg(target_arch = "x86_64")]
+mod ntt_avx2;
 mod portable;
+#[cfg(target_arch = "x86_64")]
+mod rej_avx2;
 mod select;
 
 #[cfg(target_arch = "x86_64")]

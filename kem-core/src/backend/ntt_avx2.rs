@@ -88,6 +88,18 @@ const ZETAS: [i16; 128] = {
     table
 };
 
+/// `ZETAS[i] · Q_INV mod 2^16`: the second factor of each Montgomery
+/// product by a zeta, precomputed.
+const ZETAS_QINV: [i16; 128] = {
+    let mut table = [0i16; 128];
+    let mut i = 0;
+    while i < 128 {
+        table[i] = ZETAS[i].wrapping_mul(Q_INV);
+        i += 1;
+    }
+    table
+};
+
 /// 16 lanes of constants, aligned for a split-free load.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
@@ -255,14 +267,15 @@ fn swap_l1(a: __m256i, b: __m256i) -> (__m256i, __m256i) {
     )
 }
 
-/// A layer of distance `16 · d` (d = 8, 4, 2, 1) on the whole vectors
-/// `v[start..start + len]`, whose first block takes zeta `ZETAS[first]`.
+/// A layer of distance `16 · d` (d = 8, 4, 2, 1) on the whole vectors of
+/// `v`, whose first block takes zeta `ZETAS[first]` and the next ones
+/// upwards.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn forward_vector_layer(v: &mut [__m256i], d: usize, first: usize) {
-    for (block, zeta) in v.chunks_exact_mut(2 * d).zip(&ZETAS[first..]) {
-        let zeta_qinv = _mm256_set1_epi16(zeta.wrapping_mul(Q_INV));
-        let zeta = _mm256_set1_epi16(*zeta);
+    for (k, block) in (first..).zip(v.chunks_exact_mut(2 * d)) {
+        let zeta = _mm256_set1_epi16(ZETAS[k]);
+        let zeta_qinv = _mm256_set1_epi16(ZETAS_QINV[k]);
         let (lo, hi) = block.split_at_mut(d);
         for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
             (*a, *b) = forward_butterfly(*a, *b, zeta, zeta_qinv);
@@ -276,9 +289,9 @@ fn forward_vector_layer(v: &mut [__m256i], d: usize, first: usize) {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn inverse_vector_layer(v: &mut [__m256i], d: usize, last: usize) {
-    for (block, zeta) in v.chunks_exact_mut(2 * d).zip(ZETAS[..=last].iter().rev()) {
-        let zeta_qinv = _mm256_set1_epi16(zeta.wrapping_mul(Q_INV));
-        let zeta = _mm256_set1_epi16(*zeta);
+    for (b, block) in v.chunks_exact_mut(2 * d).enumerate() {
+        let zeta = _mm256_set1_epi16(ZETAS[last - b]);
+        let zeta_qinv = _mm256_set1_epi16(ZETAS_QINV[last - b]);
         let (lo, hi) = block.split_at_mut(d);
         for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
             (*a, *b) = inverse_butterfly(*a, *b, zeta, zeta_qinv);
@@ -326,23 +339,39 @@ fn inverse_pair(x: &mut __m256i, y: &mut __m256i, m: usize) {
 /// reduced into [-(q-1)/2, (q-1)/2], FIPS 203 (portable) coefficient order.
 #[target_feature(enable = "avx2")]
 pub(crate) fn ntt(p: &mut Poly) {
-    let mut v = [_mm256_set1_epi16(0); N / 16];
-    for (v, c) in v.iter_mut().zip(p.coeffs.chunks_exact(16)) {
+    // Distance 128 pairs the two halves of the polynomial; everything after
+    // stays inside one half of 8 vectors, which is kept in registers.
+    let (lo, hi) = p.coeffs.split_at_mut(N / 2);
+    let zeta = _mm256_set1_epi16(ZETAS[1]);
+    let zeta_qinv = _mm256_set1_epi16(ZETAS_QINV[1]);
+    for (a, b) in lo.chunks_exact_mut(16).zip(hi.chunks_exact_mut(16)) {
+        let (x, y) = forward_butterfly(load(a), load(b), zeta, zeta_qinv);
+        store(a, x);
+        store(b, y);
+    }
+    forward_half::<0>(lo);
+    forward_half::<1>(hi);
+}
+
+/// The layers of distance 64 down to 2 and the final reduction on half `H`
+/// (coefficients `128H..128H + 128`), kept in registers.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn forward_half<const H: usize>(half: &mut [i16]) {
+    let mut v = [_mm256_set1_epi16(0); 8];
+    for (v, c) in v.iter_mut().zip(half.chunks_exact(16)) {
         *v = load(c);
     }
-    // Distance 128 pairs the two halves; everything after stays inside one
-    // half of 8 vectors (which then fits the 16 registers better).
-    forward_vector_layer(&mut v, 8, 1);
-    for (h, half) in v.chunks_exact_mut(8).enumerate() {
-        forward_vector_layer(half, 4, 2 + h);
-        forward_vector_layer(half, 2, 4 + 2 * h);
-        forward_vector_layer(half, 1, 8 + 4 * h);
-        for (i, pair) in half.chunks_exact_mut(2).enumerate() {
-            let (x, y) = pair.split_at_mut(1);
-            forward_pair(&mut x[0], &mut y[0], 4 * h + i);
-        }
-    }
-    for (v, c) in v.iter().zip(p.coeffs.chunks_exact_mut(16)) {
+    forward_vector_layer(&mut v, 4, 2 + H);
+    forward_vector_layer(&mut v, 2, 4 + 2 * H);
+    forward_vector_layer(&mut v, 1, 8 + 4 * H);
+    // Written out (not a loop) so that `v` stays in registers.
+    let [v0, v1, v2, v3, v4, v5, v6, v7] = &mut v;
+    forward_pair(v0, v1, 4 * H);
+    forward_pair(v2, v3, 4 * H + 1);
+    forward_pair(v4, v5, 4 * H + 2);
+    forward_pair(v6, v7, 4 * H + 3);
+    for (v, c) in v.iter().zip(half.chunks_exact_mut(16)) {
         store(c, *v);
     }
 }
@@ -352,36 +381,40 @@ pub(crate) fn ntt(p: &mut Poly) {
 /// output below q in absolute value, FIPS 203 (portable) coefficient order.
 #[target_feature(enable = "avx2")]
 pub(crate) fn inv_ntt(p: &mut Poly) {
-    let mut v = [_mm256_set1_epi16(0); N / 16];
-    for (v, c) in v.iter_mut().zip(p.coeffs.chunks_exact(16)) {
+    let (lo, hi) = p.coeffs.split_at_mut(N / 2);
+    inverse_half::<0>(lo);
+    inverse_half::<1>(hi);
+    // Distance 128, fused with the final scaling by 2^32 / 128.
+    let zeta = _mm256_set1_epi16(ZETAS[1]);
+    let zeta_qinv = _mm256_set1_epi16(ZETAS_QINV[1]);
+    let scale = _mm256_set1_epi16(INV_NTT_SCALE);
+    let scale_qinv = _mm256_set1_epi16(INV_NTT_SCALE.wrapping_mul(Q_INV));
+    for (a, b) in lo.chunks_exact_mut(16).zip(hi.chunks_exact_mut(16)) {
+        let (sum, difference) = inverse_butterfly(load(a), load(b), zeta, zeta_qinv);
+        store(a, fqmul(sum, scale, scale_qinv));
+        store(b, fqmul(difference, scale, scale_qinv));
+    }
+}
+
+/// The layers of distance 2 up to 64 on half `H` (coefficients
+/// `128H..128H + 128`), kept in registers.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn inverse_half<const H: usize>(half: &mut [i16]) {
+    let mut v = [_mm256_set1_epi16(0); 8];
+    for (v, c) in v.iter_mut().zip(half.chunks_exact(16)) {
         *v = load(c);
     }
-    for (h, half) in v.chunks_exact_mut(8).enumerate() {
-        for (i, pair) in half.chunks_exact_mut(2).enumerate() {
-            let (x, y) = pair.split_at_mut(1);
-            inverse_pair(&mut x[0], &mut y[0], 4 * h + i);
-        }
-        inverse_vector_layer(half, 1, 15 - 4 * h);
-        inverse_vector_layer(half, 2, 7 - 2 * h);
-        inverse_vector_layer(half, 4, 3 - h);
-    }
-    // Distance 128 fused with the final scaling by 2^32 / 128.
-    let zeta = ZETAS[1];
-    let (zeta, zeta_qinv) = (
-        _mm256_set1_epi16(zeta),
-        _mm256_set1_epi16(zeta.wrapping_mul(Q_INV)),
-    );
-    let (scale, scale_qinv) = (
-        _mm256_set1_epi16(INV_NTT_SCALE),
-        _mm256_set1_epi16(INV_NTT_SCALE.wrapping_mul(Q_INV)),
-    );
-    let (lo, hi) = v.split_at_mut(8);
-    for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
-        let (sum, difference) = inverse_butterfly(*a, *b, zeta, zeta_qinv);
-        *a = fqmul(sum, scale, scale_qinv);
-        *b = fqmul(difference, scale, scale_qinv);
-    }
-    for (v, c) in v.iter().zip(p.coeffs.chunks_exact_mut(16)) {
+    // Written out (not a loop) so that `v` stays in registers.
+    let [v0, v1, v2, v3, v4, v5, v6, v7] = &mut v;
+    inverse_pair(v0, v1, 4 * H);
+    inverse_pair(v2, v3, 4 * H + 1);
+    inverse_pair(v4, v5, 4 * H + 2);
+    inverse_pair(v6, v7, 4 * H + 3);
+    inverse_vector_layer(&mut v, 1, 15 - 4 * H);
+    inverse_vector_layer(&mut v, 2, 7 - 2 * H);
+    inverse_vector_layer(&mut v, 4, 3 - H);
+    for (v, c) in v.iter().zip(half.chunks_exact_mut(16)) {
         store(c, *v);
     }
 }
@@ -445,11 +478,20 @@ mod tests {
     }
 
     #[test]
-    fn zeta_table_matches_the_portable_one() {
-        // The portable table is private: compare through its first and
-        // last layers, whose zetas multiply a single spike.
-        assert_eq!(ZETAS[0], -1044);
-        assert_eq!(ZETAS[1], -758);
+    fn zeta_tables_match_the_definition() {
+        // ZETAS[i] = 17^BitRev7(i) · 2^16 mod q, centered (FIPS 203
+        // Appendix A: 1, 1729, 2580, 3289, ... before the Montgomery factor).
+        let q = i64::from(Q);
+        for (i, (z, zq)) in ZETAS.iter().zip(ZETAS_QINV.iter()).enumerate() {
+            let mut power = 1i64;
+            for _ in 0..bit_rev7(i) {
+                power = power * 17 % q;
+            }
+            assert_eq!(i64::from(*z).rem_euclid(q), (power << 16) % q, "i = {i}");
+            assert!(z.abs() <= Q / 2);
+            assert_eq!(z.wrapping_mul(Q_INV), *zq);
+        }
+        assert_eq!(&ZETAS[..4], &[-1044, -758, -359, -1517]);
         assert_eq!(ZETAS[127], 1628);
     }
 

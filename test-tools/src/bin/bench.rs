@@ -595,6 +595,67 @@ fn bar_summary(reports: &[SetReport]) -> Option<(String, bool)> {
     Some((text, pass))
 }
 
+/// One line of a bar: `ratio = numerator / denominator`, which must be at
+/// least `minimum`.
+fn bar_line(text: &mut String, what: &str, numerator: u64, denominator: u64, minimum: f64) -> bool {
+    let ratio = numerator as f64 / denominator.max(1) as f64;
+    let ok = ratio >= minimum;
+    let _ = writeln!(
+        text,
+        "  {what:<40} {:>10} / {:>10} = {ratio:>5.2} (>= {minimum:.2})  {}",
+        thousands(numerator),
+        thousands(denominator),
+        if ok { "PASS" } else { "FAIL" }
+    );
+    ok
+}
+
+/// The SIMD backend's bars on ML-KEM-768: at most 0.75x libcrux's AVX2
+/// cycles (with peers), cached keys at least 1.5x faster than serialized
+/// ones, and keygen at least 3x faster than the portable backend. `None`
+/// when no SIMD backend was measured.
+fn simd_bar_summary(reports: &[SetReport]) -> Option<(String, bool)> {
+    let report = reports.iter().find(|r| r.name == MlKem768::NAME)?;
+    let simd = "kem-core/avx2";
+    let portable = &report.reference;
+    report.median(simd, Operation::Keygen)?;
+    let median = |implementation: &str, operation| report.median(implementation, operation);
+    let mut text = format!("SIMD bars on {} ({simd}):\n", report.name);
+    let mut pass = true;
+    #[cfg(feature = "peers")]
+    {
+        let libcrux = test_tools::peers::Peer::LibcruxAuto.label();
+        for operation in [Operation::Keygen, Operation::Encaps, Operation::Decaps] {
+            if let (Some(theirs), Some(ours)) =
+                (median(&libcrux, operation), median(simd, operation))
+            {
+                // ours <= 0.75 theirs, i.e. theirs / ours >= 1 / 0.75.
+                let what = format!("{libcrux} / ours, {}", operation.label());
+                pass &= bar_line(&mut text, &what, theirs, ours, 1.0 / 0.75);
+            }
+        }
+    }
+    for (serialized, cached) in [
+        (Operation::Encaps, Operation::EncapsCached),
+        (Operation::Decaps, Operation::DecapsCached),
+    ] {
+        if let (Some(from_bytes), Some(from_cache)) =
+            (median(simd, serialized), median(simd, cached))
+        {
+            let what = format!("{} / {}", serialized.label(), cached.label());
+            pass &= bar_line(&mut text, &what, from_bytes, from_cache, 1.5);
+        }
+    }
+    if let (Some(theirs), Some(ours)) = (
+        median(portable, Operation::Keygen),
+        median(simd, Operation::Keygen),
+    ) {
+        pass &= bar_line(&mut text, "portable / avx2, keygen", theirs, ours, 3.0);
+    }
+    let _ = writeln!(text, "  overall: {}", if pass { "PASS" } else { "FAIL" });
+    Some((text, pass))
+}
+
 /// The CPU model from /proc/cpuinfo, if there is one.
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
@@ -703,6 +764,9 @@ fn main() -> ExitCode {
 
     #[cfg(feature = "peers")]
     if let Some((text, _pass)) = bar_summary(&reports) {
+        print!("\n{text}");
+    }
+    if let Some((text, _pass)) = simd_bar_summary(&reports) {
         print!("\n{text}");
     }
 

@@ -1,0 +1,257 @@
+//! AVX2 rejection sampling: the inner loop of FIPS 203 Algorithm 7
+//! (SampleNTT), 16 candidates at a time.
+//!
+//! Each step takes 24 XOF bytes (eight 3-byte chunks, 16 candidates of 12
+//! bits). The bytes 0..16 go to the low 128-bit half of a vector and the
+//! bytes 8..24 to the high half; one byte shuffle then places the two bytes
+//! of each candidate in a 16-bit lane, and a shift of the odd lanes plus a
+//! mask with `0x0fff` leaves the candidates d1, d2, d1, d2, ... Comparing
+//! with q gives one 8-bit acceptance mask per half; a 256-entry shuffle
+//! table, indexed by that mask, moves the accepted lanes of the half to its
+//! front, and the half is stored as a whole (eight coefficients) at the
+//! current end of the polynomial, which then advances by the number of
+//! accepted lanes. Lanes stored past that end are garbage that the next store
+//! overwrites.
+//!
+//! A full 16-lane step runs only while 16 more coefficients fit, so no store
+//! reaches past index 255; the last coefficients, and any bytes left over
+//! (fewer than 24), go to the scalar [`crate::sample::rejection_sample`],
+//! which continues at the chunk where the vector loop stopped. The result is
+//! exactly that of the scalar function on the whole input.
+//!
+//! The table lookups depend on the XOF output, which is public (it is
+//! derived from ρ, part of the encapsulation key), so they need not be
+//! constant time.
+//!
+//! No `unsafe`: the intrinsics used are value-only, hence safe to call in a
+//! `#[target_feature(enable = "avx2")]` function; bytes move in and out of
+//! vectors through `u64` values.
+
+use core::arch::x86_64::{
+    __m128i, _mm256_and_si256, _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16,
+    _mm256_extracti128_si256, _mm256_movemask_epi8, _mm256_packs_epi16, _mm256_set1_epi16,
+    _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm_cvtsi128_si64,
+    _mm_extract_epi64, _mm_set_epi64x,
+};
+
+use crate::field::Q;
+use crate::poly::N;
+
+/// Byte-shuffle control for one compaction: for an 8-bit acceptance mask
+/// `m` (bit i set when 16-bit lane i is accepted), the byte indices that move
+/// the accepted lanes, in order, to the front of a 128-bit half. Unused
+/// entries are `0x80`, which makes `vpshufb` write zero. 16-byte aligned so
+/// that an entry is one aligned load.
+#[repr(C, align(16))]
+struct CompactTable([[u8; 16]; 256]);
+
+/// Builds [`COMPACT`] at compile time.
+const fn compact_table() -> CompactTable {
+    let mut table = [[0x80u8; 16]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut out = 0;
+        let mut lane = 0;
+        while lane < 8 {
+            if (mask >> lane) & 1 == 1 {
+                table[mask][2 * out] = 2 * lane as u8;
+                table[mask][2 * out + 1] = 2 * lane as u8 + 1;
+                out += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    CompactTable(table)
+}
+
+/// The number of set bits of each 8-bit mask (AVX2 does not imply the
+/// `popcnt` instruction, so a table instead of `count_ones`).
+const fn popcount_table() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        table[mask] = (mask as u8).count_ones() as u8;
+        mask += 1;
+    }
+    table
+}
+
+/// Compaction shuffles, indexed by an 8-bit acceptance mask.
+static COMPACT: CompactTable = compact_table();
+
+/// Accepted-lane counts, indexed by an 8-bit acceptance mask.
+static POPCOUNT: [u8; 256] = popcount_table();
+
+/// Bytes of one vector step: eight 3-byte chunks, 16 candidates.
+const STEP_BYTES: usize = 24;
+
+/// Candidates a vector step can append, at most.
+const STEP_LANES: usize = 16;
+
+/// The little-endian `u64` at `bytes[at..at + 8]`.
+#[inline(always)]
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+/// The compaction shuffle for `mask` as a vector.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn compact_shuffle(mask: usize) -> __m128i {
+    let entry = &COMPACT.0[mask];
+    _mm_set_epi64x(u64_at(entry, 8) as i64, u64_at(entry, 0) as i64)
+}
+
+/// Writes the eight 16-bit lanes of `v` to `out`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store_lanes(out: &mut [i16; 8], v: __m128i) {
+    let lo = _mm_cvtsi128_si64(v) as u64;
+    let hi = _mm_extract_epi64::<1>(v) as u64;
+    for i in 0..4 {
+        out[i] = (lo >> (16 * i)) as i16;
+        out[4 + i] = (hi >> (16 * i)) as i16;
+    }
+}
+
+/// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
+/// below q, stopping when the polynomial is full; returns the new count.
+///
+/// Same contract and exactly the same result as the scalar
+/// [`crate::sample::rejection_sample`]: `bytes` is read in 3-byte chunks,
+/// each giving d1 = b0 | (b1 & 0x0f) << 8 and d2 = b1 >> 4 | b2 << 4, and
+/// every candidate below q is appended in order. Entries at and after the
+/// returned count may have been overwritten with garbage, but nothing past
+/// index 255 is written.
+#[target_feature(enable = "avx2")]
+pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
+    // Per 128-bit half: the candidate in 16-bit lane j is made of bytes
+    // 3(j/2) + j%2 and 3(j/2) + j%2 + 1 of that half's chunks; the low half
+    // holds the chunks at bytes 0..12, the high half those at bytes 12..24,
+    // which are bytes 4..16 of the high half's input (bytes 8..24).
+    let spread = _mm256_setr_epi8(
+        0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, //
+        4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11, 12, 13, 14, 14, 15,
+    );
+    let low12 = _mm256_set1_epi16(0x0fff);
+    let q = _mm256_set1_epi16(Q);
+
+    let mut pos = 0;
+    while filled + STEP_LANES <= N && pos + STEP_BYTES <= bytes.len() {
+        let chunk = &bytes[pos..pos + STEP_BYTES];
+        let (w0, w1, w2) = (u64_at(chunk, 0), u64_at(chunk, 8), u64_at(chunk, 16));
+        let lo = _mm_set_epi64x(w1 as i64, w0 as i64);
+        let hi = _mm_set_epi64x(w2 as i64, w1 as i64);
+        let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread);
+        // Even lanes (d1): low 12 bits. Odd lanes (d2): the top 12 bits.
+        let v = _mm256_blend_epi16::<0xaa>(v, _mm256_srli_epi16::<4>(v));
+        let v = _mm256_and_si256(v, low12);
+
+        // Accepted lanes are all-ones; packing to bytes puts the low half's
+        // eight flags in mask bits 0..8 and the high half's in bits 16..24.
+        let accept = _mm256_cmpgt_epi16(q, v);
+        let flags = _mm256_movemask_epi8(_mm256_packs_epi16(accept, accept)) as u32;
+        let (m0, m1) = ((flags & 0xff) as usize, ((flags >> 16) & 0xff) as usize);
+
+        let shuffle = _mm256_set_m128i(compact_shuffle(m1), compact_shuffle(m0));
+        let packed = _mm256_shuffle_epi8(v, shuffle);
+
+        // filled + 16 <= N, so both 8-lane stores are in bounds.
+        let out: &mut [i16; 8] = (&mut coeffs[filled..filled + 8]).try_into().unwrap();
+        store_lanes(out, _mm256_castsi256_si128(packed));
+        filled += usize::from(POPCOUNT[m0]);
+        let out: &mut [i16; 8] = (&mut coeffs[filled..filled + 8]).try_into().unwrap();
+        store_lanes(out, _mm256_extracti128_si256::<1>(packed));
+        filled += usize::from(POPCOUNT[m1]);
+
+        pos += STEP_BYTES;
+    }
+    // `pos` is a multiple of 24, hence of 3: the scalar loop resumes at the
+    // first chunk the vector loop did not read.
+    crate::sample::rejection_sample(coeffs, filled, &bytes[pos..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64* bytes, deterministic per seed.
+    fn pseudo_random(seed: u64, len: usize) -> Vec<u8> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+            })
+            .collect()
+    }
+
+    /// Inputs: all rejected, all accepted, boundary values, and random.
+    fn inputs(len: usize) -> Vec<Vec<u8>> {
+        let mut all = vec![vec![0xff; len], vec![0; len]];
+        // Every candidate q - 1 (accepted) or q (rejected), and a mix.
+        for (d1, d2) in [(3328u16, 3328u16), (3329, 3329), (3328, 3329), (3329, 0)] {
+            let chunk = [
+                d1 as u8,
+                ((d1 >> 8) as u8) | ((d2 as u8 & 0x0f) << 4),
+                (d2 >> 4) as u8,
+            ];
+            all.push(chunk.iter().copied().cycle().take(len).collect());
+        }
+        for seed in 0..200 {
+            all.push(pseudo_random(seed, len));
+        }
+        // Biased toward rejection: high nibbles set often.
+        for seed in 200..260 {
+            all.push(pseudo_random(seed, len).iter().map(|b| b | 0xc0).collect());
+        }
+        all
+    }
+
+    #[test]
+    fn rej_avx2_matches_scalar() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("skipping rej_avx2_matches_scalar: no AVX2");
+            return;
+        }
+        let mut cases = 0;
+        for len in [0, 3, 24, 27, 48, 168, 504] {
+            for bytes in inputs(len) {
+                for filled in [0, 1, 100, 200, 240, 241, 250, 255, 256] {
+                    let prefill = pseudo_random(filled as u64 + 1000, 2 * N);
+                    let mut start = [0i16; N];
+                    for (c, b) in start.iter_mut().zip(prefill.chunks_exact(2)) {
+                        *c = i16::from_le_bytes([b[0], b[1]]);
+                    }
+                    let mut expected = start;
+                    let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
+                    let mut got = start;
+                    #[allow(unsafe_code)]
+                    // SAFETY: AVX2 detected above.
+                    let ret = unsafe { rejection_sample(&mut got, filled, &bytes) };
+                    assert_eq!(ret, want, "len {len} filled {filled}");
+                    assert_eq!(got[..ret], expected[..want], "len {len} filled {filled}");
+                    cases += 1;
+                }
+            }
+        }
+        assert!(cases > 1000);
+    }
+
+    #[test]
+    fn rej_avx2_tables() {
+        for (mask, (entry, &count)) in COMPACT.0.iter().zip(POPCOUNT.iter()).enumerate() {
+            let lanes: Vec<u8> = (0..8u8).filter(|i| mask >> i & 1 == 1).collect();
+            assert_eq!(usize::from(count), lanes.len());
+            for (k, lane) in lanes.iter().enumerate() {
+                assert_eq!([entry[2 * k], entry[2 * k + 1]], [2 * lane, 2 * lane + 1]);
+            }
+            assert!(entry[2 * lanes.len()..].iter().all(|&b| b == 0x80));
+        }
+    }
+}
