@@ -9,7 +9,7 @@ use crate::poly::{Poly, N};
 const ZETA: u32 = 17;
 
 /// Reverses the 7 low bits of `i` (BitRev7).
-const fn bit_rev7(i: usize) -> usize {
+pub(crate) const fn bit_rev7(i: usize) -> usize {
     let mut r = 0;
     let mut b = 0;
     while b < 7 {
@@ -21,7 +21,7 @@ const fn bit_rev7(i: usize) -> usize {
 
 /// zeta^BitRev7(i) · 2^16 mod q for i in 0..128, centered in (-q/2, q/2):
 /// the twiddle factors in Montgomery form, in the order the layers use them.
-const ZETAS: [i16; 128] = {
+pub(crate) const ZETAS: [i16; 128] = {
     let q = Q as u32;
     let mut table = [0i16; 128];
     let mut i = 0;
@@ -45,7 +45,7 @@ const ZETAS: [i16; 128] = {
 
 /// 2^32 / 128 mod q = mont^2 / 128: scales the inverse NTT's output by 1/128
 /// and into Montgomery form in one multiplication.
-const INV_NTT_SCALE: i16 = 1441;
+pub(crate) const INV_NTT_SCALE: i16 = 1441;
 
 /// One layer of Algorithm 9: butterflies of distance LEN, one zeta per block
 /// taken in order from `ZETAS[first..]`. LEN is a constant so that the inner

@@ -39,6 +39,7 @@ use core::arch::x86_64::{
 };
 
 use crate::field::Q;
+use crate::ntt::{INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
 
 /// q^-1 mod 2^16, as a signed value (as in `field`).
@@ -46,47 +47,6 @@ const Q_INV: i16 = -3327;
 
 /// round(2^26 / q), the Barrett constant of `field::barrett_reduce`.
 const BARRETT_V: i16 = 20159;
-
-/// 2^32 / 128 mod q: the final scaling of the inverse NTT (as in `ntt`).
-const INV_NTT_SCALE: i16 = 1441;
-
-/// The primitive 256th root of unity mod q used by FIPS 203.
-const ZETA: u32 = 17;
-
-/// Reverses the 7 low bits of `i` (BitRev7).
-const fn bit_rev7(i: usize) -> usize {
-    let mut r = 0;
-    let mut b = 0;
-    while b < 7 {
-        r |= ((i >> b) & 1) << (6 - b);
-        b += 1;
-    }
-    r
-}
-
-/// zeta^BitRev7(i) · 2^16 mod q for i in 0..128, centered in (-q/2, q/2):
-/// the same table as `ntt::ZETAS`, computed the same way.
-const ZETAS: [i16; 128] = {
-    let q = Q as u32;
-    let mut table = [0i16; 128];
-    let mut i = 0;
-    while i < 128 {
-        let mut power = 1u32;
-        let mut e = 0;
-        while e < bit_rev7(i) {
-            power = power * ZETA % q;
-            e += 1;
-        }
-        let mont = (power << 16) % q;
-        table[i] = if mont > q / 2 {
-            mont as i16 - Q
-        } else {
-            mont as i16
-        };
-        i += 1;
-    }
-    table
-};
 
 /// `ZETAS[i] · Q_INV mod 2^16`: the second factor of each Montgomery
 /// product by a zeta, precomputed.
@@ -484,7 +444,7 @@ mod tests {
         let q = i64::from(Q);
         for (i, (z, zq)) in ZETAS.iter().zip(ZETAS_QINV.iter()).enumerate() {
             let mut power = 1i64;
-            for _ in 0..bit_rev7(i) {
+            for _ in 0..crate::ntt::bit_rev7(i) {
                 power = power * 17 % q;
             }
             assert_eq!(i64::from(*z).rem_euclid(q), (power << 16) % q, "i = {i}");
