@@ -4,17 +4,45 @@
 use crate::field::{to_unsigned, Q};
 use crate::poly::{Poly, N};
 
+/// How many d-bit values to pack per group: the most (a power of two) whose
+/// bits fill whole bytes of one 64-bit word, so most widths run on `u64`
+/// (1: 64 values, 4: 16, 5: 8, 10: 4, 12: 4); 11 bits take 8 values in a
+/// `u128`.
+const fn group_len(d: usize) -> usize {
+    let mut g = 64;
+    while g >= 2 {
+        if g * d <= 64 && (g * d) % 8 == 0 {
+            return g;
+        }
+        g /= 2;
+    }
+    8
+}
+
 /// Packs the 256 coefficients of `p`, each mapped through `f` to a d-bit
-/// value, into `out` (32·d bytes). Eight values fill exactly d bytes.
+/// value, into `out` (32·d bytes), little-endian bit order.
 #[inline(always)]
 pub(crate) fn pack<const D: usize>(p: &Poly, out: &mut [u8], f: impl Fn(i16) -> u16) {
     debug_assert_eq!(out.len(), 32 * D);
-    for (chunk, bytes) in p.coeffs.chunks_exact(8).zip(out.chunks_exact_mut(D)) {
-        let mut acc = 0u128;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= u128::from(f(c)) << (D * i);
+    let group = const { group_len(D) };
+    let group_bytes = group * D / 8;
+    let values = p.coeffs.chunks_exact(group);
+    if group * D <= 64 {
+        for (chunk, bytes) in values.zip(out.chunks_exact_mut(group_bytes)) {
+            let mut acc = 0u64;
+            for (i, &c) in chunk.iter().enumerate() {
+                acc |= u64::from(f(c)) << (D * i);
+            }
+            bytes.copy_from_slice(&acc.to_le_bytes()[..group_bytes]);
         }
-        bytes.copy_from_slice(&acc.to_le_bytes()[..D]);
+    } else {
+        for (chunk, bytes) in values.zip(out.chunks_exact_mut(group_bytes)) {
+            let mut acc = 0u128;
+            for (i, &c) in chunk.iter().enumerate() {
+                acc |= u128::from(f(c)) << (D * i);
+            }
+            bytes.copy_from_slice(&acc.to_le_bytes()[..group_bytes]);
+        }
     }
 }
 
@@ -22,13 +50,28 @@ pub(crate) fn pack<const D: usize>(p: &Poly, out: &mut [u8], f: impl Fn(i16) -> 
 #[inline(always)]
 pub(crate) fn unpack<const D: usize>(bytes: &[u8], p: &mut Poly, f: impl Fn(u16) -> i16) {
     debug_assert_eq!(bytes.len(), 32 * D);
-    let mask = (1u128 << D) - 1;
-    for (chunk, input) in p.coeffs.chunks_exact_mut(8).zip(bytes.chunks_exact(D)) {
-        let mut buf = [0u8; 16];
-        buf[..D].copy_from_slice(input);
-        let acc = u128::from_le_bytes(buf);
-        for (i, c) in chunk.iter_mut().enumerate() {
-            *c = f(((acc >> (D * i)) & mask) as u16);
+    let group = const { group_len(D) };
+    let group_bytes = group * D / 8;
+    let values = p.coeffs.chunks_exact_mut(group);
+    if group * D <= 64 {
+        let mask = (1u64 << D) - 1;
+        for (chunk, input) in values.zip(bytes.chunks_exact(group_bytes)) {
+            let mut buf = [0u8; 8];
+            buf[..group_bytes].copy_from_slice(input);
+            let acc = u64::from_le_bytes(buf);
+            for (i, c) in chunk.iter_mut().enumerate() {
+                *c = f(((acc >> (D * i)) & mask) as u16);
+            }
+        }
+    } else {
+        let mask = (1u128 << D) - 1;
+        for (chunk, input) in values.zip(bytes.chunks_exact(group_bytes)) {
+            let mut buf = [0u8; 16];
+            buf[..group_bytes].copy_from_slice(input);
+            let acc = u128::from_le_bytes(buf);
+            for (i, c) in chunk.iter_mut().enumerate() {
+                *c = f(((acc >> (D * i)) & mask) as u16);
+            }
         }
     }
 }
@@ -115,6 +158,15 @@ mod tests {
         round_trip::<10>();
         round_trip::<11>();
         round_trip::<12>();
+    }
+
+    #[test]
+    fn groups_fill_whole_bytes() {
+        for (d, g) in [(1, 64), (4, 16), (5, 8), (10, 4), (11, 8), (12, 4)] {
+            assert_eq!(group_len(d), g, "d = {d}");
+            assert_eq!(g * d % 8, 0);
+            assert_eq!(N % g, 0);
+        }
     }
 
     #[test]
