@@ -11,7 +11,7 @@ use crate::poly::{Poly, N};
 const fn group_len(d: usize) -> usize {
     let mut g = 64;
     while g >= 2 {
-        if g * d <= 64 && (g * d) % 8 == 0 {
+        if g * d <= 64 && (g * d).is_multiple_of(8) {
             return g;
         }
         g /= 2;
@@ -164,8 +164,8 @@ mod tests {
     fn groups_fill_whole_bytes() {
         for (d, g) in [(1, 64), (4, 16), (5, 8), (10, 4), (11, 8), (12, 4)] {
             assert_eq!(group_len(d), g, "d = {d}");
-            assert_eq!(g * d % 8, 0);
-            assert_eq!(N % g, 0);
+            assert!((g * d).is_multiple_of(8));
+            assert!(N.is_multiple_of(g));
         }
     }
 
