@@ -1,0 +1,48 @@
+//! Backend selection through the environment: `MLKEM_BACKEND` is read once,
+//! when the first operation decides the process backend, so each case runs
+//! in a child process (this test binary re-run with the variable set).
+
+use std::process::Command;
+
+use kem_core::{active_backend, available_backends, BackendKind};
+
+/// The child: prints the backend it was given.
+#[test]
+#[ignore = "child process of mlkem_backend_selects_the_process_backend"]
+fn report_backend_child() {
+    println!("active backend: {}", active_backend());
+}
+
+/// The backend a child process reports with `MLKEM_BACKEND=value`.
+fn backend_with_env(value: &str) -> String {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "report_backend_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("MLKEM_BACKEND", value)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("active backend: "))
+        .unwrap_or_else(|| panic!("child printed no backend: {stdout}"));
+    line.to_owned()
+}
+
+#[test]
+fn mlkem_backend_selects_the_process_backend() {
+    let fastest = available_backends().last().copied().unwrap();
+    for kind in available_backends() {
+        assert_eq!(backend_with_env(kind.name()), kind.name());
+        assert_eq!(backend_with_env(&kind.name().to_uppercase()), kind.name());
+    }
+    // Unknown names fall back to the fastest available backend.
+    assert_eq!(backend_with_env("no-such-backend"), fastest.name());
+    assert_eq!(backend_with_env(""), fastest.name());
+    assert_eq!(BackendKind::ALL[0], BackendKind::Portable);
+}
