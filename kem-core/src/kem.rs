@@ -18,7 +18,7 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(
     z: &[u8; 32],
 ) -> DecapsulationKey<P> {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
-    let (rho, mut sigma) = hash::g(d, &[P::K as u8]);
+    let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
     pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat);
@@ -37,7 +37,7 @@ pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
     m: &[u8; 32],
 ) -> (Ciphertext<P>, SharedSecret) {
     // (K, r) = G(m ‖ H(ek))
-    let (shared, mut r) = hash::g(m, ek.hash());
+    let (shared, mut r) = hash::g::<B>(m, ek.hash());
     let mut ct = Ciphertext::from_array(P::CiphertextBytes::zeroed());
     pke::encrypt::<P, B>(ek.expanded(), m, &r, ct.as_mut_bytes());
     r.zeroize();
@@ -57,8 +57,8 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     pke::decrypt::<P, B>(&dk.s_hat, c, &mut m);
 
     // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r').
-    let (mut shared, mut r) = hash::g(&m, ek.hash());
-    let mut rejection = hash::j(&dk.z, c);
+    let (mut shared, mut r) = hash::g::<B>(&m, ek.hash());
+    let mut rejection = hash::j::<B>(&dk.z, c);
     let mut c_prime = P::CiphertextBytes::zeroed();
     pke::encrypt::<P, B>(ek.expanded(), &m, &r, c_prime.as_mut());
 

@@ -56,7 +56,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     /// length, and every coefficient below q), and expands it.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("encapsulation key", bytes, P::EK_LEN)?;
-        dispatch!(B => Self::parse::<B>(bytes, hash::h(bytes)))
+        dispatch!(B => Self::parse::<B>(bytes, hash::h::<B>(bytes)))
     }
 
     /// Parses and expands `bytes` (of the right length), whose H(ek) the
@@ -94,7 +94,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         rho_bytes.copy_from_slice(rho);
         Self {
             expanded,
-            h: hash::h(&bytes),
+            h: hash::h::<B>(&bytes),
             bytes,
             _params: PhantomData,
         }
@@ -225,7 +225,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         let (h, z) = rest.split_at(32);
 
         // Section 7.3: H(ek) must equal the stored hash.
-        let ek_hash = hash::h(ek_bytes);
+        let ek_hash = hash::h::<B>(ek_bytes);
         if ek_hash.ct_eq(h).unwrap_u8() == 0 {
             return Err(Error::DecapsulationKeyHashMismatch);
         }

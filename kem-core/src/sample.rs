@@ -3,7 +3,7 @@
 //! SamplePolyCBD (Algorithm 8), centered binomial noise from PRF output.
 
 use crate::field::Q;
-use crate::hash::{self, SHAKE128_RATE};
+use crate::hash::{self, Permutation, SHAKE128_RATE};
 use crate::poly::{Poly, N};
 
 /// Three SHAKE128 blocks yield 336 12-bit candidates, enough for 256
@@ -13,8 +13,8 @@ const FIRST_BLOCKS: usize = 3;
 /// Algorithm 7: SampleNTT(ρ ‖ j ‖ i) — the matrix entry Â[i, j] is
 /// `sample_ntt(rho, j, i)`. Coefficients are in [0, q). Branches only on
 /// public data (ρ is part of the encapsulation key).
-pub(crate) fn sample_ntt(rho: &[u8; 32], j: u8, i: u8, p: &mut Poly) {
-    let mut xof = hash::xof(rho, j, i);
+pub(crate) fn sample_ntt<F: Permutation>(rho: &[u8; 32], j: u8, i: u8, p: &mut Poly) {
+    let mut xof = hash::xof::<F>(rho, j, i);
     let mut buf = [0u8; FIRST_BLOCKS * SHAKE128_RATE];
     for block in buf.chunks_exact_mut(SHAKE128_RATE) {
         xof.squeeze_block(block);
@@ -138,7 +138,7 @@ mod tests {
         // Algorithm 7 squeezing three bytes at a time from one XOF stream.
         let rho: [u8; 32] = core::array::from_fn(|i| i as u8);
         let mut p = Poly::ZERO;
-        sample_ntt(&rho, 1, 2, &mut p);
+        sample_ntt::<crate::backend::Portable>(&rho, 1, 2, &mut p);
         let mut reader = Shake128::default().chain(rho).chain([1, 2]).finalize_xof();
         let mut expected = Vec::new();
         while expected.len() < N {

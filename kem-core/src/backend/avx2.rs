@@ -8,11 +8,11 @@
 //!
 //! # Safety
 //!
-//! `Avx2` is only ever used through `with_backend!`, which selects it only
-//! when `BackendKind::Avx2.is_available()` holds: the process default is
+//! `Avx2` is only ever used through `dispatch!`, which selects it only
+//! when `BackendKind::Avx2.is_available()` (AVX2 and BMI1) holds: the process default is
 //! chosen among available backends, and `set_backend` / `with_backend`
 //! refuse an unavailable one. So whenever an `Avx2` method runs, the CPU
-//! supports AVX2, which is the one requirement of the `unsafe` calls below.
+//! supports AVX2 and BMI1, the requirements of the `unsafe` calls below.
 
 use super::Backend;
 use crate::poly::Poly;
@@ -27,13 +27,15 @@ macro_rules! avx2_method {
         $(#[$attr])*
         #[inline(always)]
         fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
-            // SAFETY: `Avx2` runs only where AVX2 is available (module docs).
+            // SAFETY: `Avx2` runs only where AVX2 and BMI1 are available
+            // (module docs).
             unsafe { with_avx2::$name $(::<$c>)? ($($arg),*) }
         }
     };
 }
 
 impl Backend for Avx2 {
+    avx2_method!(fn keccak_f1600(state: &mut [u64; 25]));
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
@@ -55,6 +57,12 @@ mod with_avx2 {
     use crate::hash::{SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
     use crate::poly::{Poly, N};
     use crate::sample;
+
+    /// The unrolled one-way permutation, with BMI1's `andn` for chi.
+    #[target_feature(enable = "avx2,bmi1")]
+    pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
+        crate::backend::keccak_f1600::keccak_f1600(state);
+    }
 
     #[target_feature(enable = "avx2")]
     pub(super) fn ntt(p: &mut Poly) {
@@ -79,7 +87,12 @@ mod with_avx2 {
         for batch in out.chunks_mut(4) {
             if let [single] = batch {
                 let index = start;
-                sample::sample_ntt(rho, (index % k) as u8, (index / k) as u8, single);
+                sample::sample_ntt::<super::Avx2>(
+                    rho,
+                    (index % k) as u8,
+                    (index / k) as u8,
+                    single,
+                );
             } else {
                 sample_ntt_x4(rho, k, start, batch);
             }

@@ -11,6 +11,8 @@
 #[allow(unsafe_code)]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
+mod keccak_f1600;
+#[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
@@ -29,7 +31,14 @@ use crate::{compress, encode, ntt, sample};
 
 /// The operations a backend provides. Every method has the portable
 /// definition as its default.
-pub(crate) trait Backend: 'static {
+pub(crate) trait Backend: Sized + 'static {
+    /// Keccak-f[1600] for the one-way hashes (G, H, J, and any stream not
+    /// batched four-wide).
+    #[inline(always)]
+    fn keccak_f1600(state: &mut [u64; 25]) {
+        keccak::f1600(state);
+    }
+
     /// Algorithm 9: NTT in place; input below q in absolute value, output
     /// reduced into [-(q-1)/2, (q-1)/2].
     #[inline(always)]
@@ -54,7 +63,7 @@ pub(crate) trait Backend: 'static {
     fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
         for (index, entry) in out.iter_mut().enumerate() {
             let (i, j) = (index / k, index % k);
-            sample::sample_ntt(rho, j as u8, i as u8, entry);
+            sample::sample_ntt::<Self>(rho, j as u8, i as u8, entry);
         }
     }
 
@@ -64,7 +73,7 @@ pub(crate) trait Backend: 'static {
         let mut prf_out = [0u8; 192];
         let bytes = &mut prf_out[..64 * ETA];
         for (i, p) in out.iter_mut().enumerate() {
-            crate::hash::prf(seed, nonce + i as u8, bytes);
+            crate::hash::prf::<Self>(seed, nonce + i as u8, bytes);
             sample::sample_poly_cbd::<ETA>(bytes, p);
         }
         zeroize::Zeroize::zeroize(&mut prf_out);
@@ -92,6 +101,14 @@ pub(crate) trait Backend: 'static {
     #[inline(always)]
     fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
         encode::decode_12_checked(bytes, p)
+    }
+}
+
+/// The hash sponges run on the backend's one-way permutation.
+impl<B: Backend> crate::hash::Permutation for B {
+    #[inline(always)]
+    fn keccak_f1600(state: &mut [u64; 25]) {
+        B::keccak_f1600(state);
     }
 }
 

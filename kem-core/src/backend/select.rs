@@ -15,7 +15,8 @@ use crate::error::Error;
 pub enum BackendKind {
     /// Portable Rust, the reference for every other backend.
     Portable,
-    /// x86-64 AVX2: 4-way Keccak for sampling, AVX2 code for the arithmetic.
+    /// x86-64 AVX2 (with BMI1): 4-way Keccak for sampling, AVX2 code for
+    /// the arithmetic.
     #[cfg(target_arch = "x86_64")]
     Avx2,
 }
@@ -50,7 +51,9 @@ impl BackendKind {
         match self {
             BackendKind::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            BackendKind::Avx2 => std::is_x86_feature_detected!("avx2"),
+            BackendKind::Avx2 => {
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi1")
+            }
         }
     }
 
