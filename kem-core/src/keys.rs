@@ -56,15 +56,14 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     /// length, and every coefficient below q), and expands it.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("encapsulation key", bytes, P::EK_LEN)?;
-        dispatch!(B => Self::parse::<B>(bytes, hash::h::<B>(bytes)))
+        dispatch!(B => Self::parse::<B>(bytes))
     }
 
-    /// Parses and expands `bytes` (of the right length), whose H(ek) the
-    /// caller has computed.
-    fn parse<B: Backend>(bytes: &[u8], h: [u8; 32]) -> Result<Self, Error> {
+    /// Parses and expands `bytes` (of the right length).
+    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
         let k = P::K;
         let mut expanded = pke::new_polys(pke::expanded_key_len(k));
-        let (t_bytes, rho) = bytes.split_at(384 * k);
+        let t_bytes = &bytes[..384 * k];
         let mut reduced = true;
         for (p, chunk) in expanded[k * k..].iter_mut().zip(t_bytes.chunks_exact(384)) {
             reduced &= B::decode_12_checked(chunk, p);
@@ -72,8 +71,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         if !reduced {
             return Err(Error::EncapsulationKeyNotReduced);
         }
-        let rho: &[u8; 32] = rho.try_into().expect("length checked");
-        pke::expand_matrix_transposed::<B>(rho, k, &mut expanded);
+        let h = pke::expand_key::<B>(bytes, k, &mut expanded);
         Ok(Self {
             expanded,
             h,
@@ -224,12 +222,15 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         let (ek_bytes, rest) = rest.split_at(P::EK_LEN);
         let (h, z) = rest.split_at(32);
 
-        // Section 7.3: H(ek) must equal the stored hash.
-        let ek_hash = hash::h::<B>(ek_bytes);
-        if ek_hash.ct_eq(h).unwrap_u8() == 0 {
-            return Err(Error::DecapsulationKeyHashMismatch);
-        }
-        let ek = EncapsulationKey::<P>::parse::<B>(ek_bytes, ek_hash)?;
+        // Section 7.3: H(ek) must equal the stored hash. The hash is computed
+        // while the embedded ek is expanded; a hash mismatch is reported
+        // first, as the check FIPS 203 requires.
+        let ek = match EncapsulationKey::<P>::parse::<B>(ek_bytes) {
+            Ok(ek) if ek.hash().ct_eq(h).unwrap_u8() == 1 => ek,
+            Ok(_) => return Err(Error::DecapsulationKeyHashMismatch),
+            Err(error) if hash::h::<B>(ek_bytes).ct_eq(h).unwrap_u8() == 1 => return Err(error),
+            Err(_) => return Err(Error::DecapsulationKeyHashMismatch),
+        };
 
         let mut s_hat = pke::new_polys(k);
         let mut reduced = Choice::from(1);

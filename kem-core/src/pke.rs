@@ -61,16 +61,15 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
     transpose(k, a_hat);
 }
 
-/// Â^T from ρ (Algorithm 14, lines 4-8) into the first k² polynomials of
-/// `expanded`.
-pub(crate) fn expand_matrix_transposed<B: Backend>(
-    rho: &[u8; 32],
-    k: usize,
-    expanded: &mut [Poly],
-) {
+/// The expanded form of an encapsulation key `ek` = ByteEncode_12(t̂) ‖ ρ
+/// whose t̂ is already decoded: Â^T (Algorithm 14, lines 4-8) into the first
+/// k² polynomials of `expanded`; returns H(ek).
+pub(crate) fn expand_key<B: Backend>(ek: &[u8], k: usize, expanded: &mut [Poly]) -> [u8; 32] {
+    let rho: &[u8; 32] = ek[384 * k..].try_into().expect("ek length checked");
     let a_hat = &mut expanded[..k * k];
-    B::sample_matrix(rho, k, a_hat);
+    let h = B::hash_and_sample_matrix(ek, rho, k, a_hat);
     transpose(k, a_hat);
+    h
 }
 
 /// Transposes a row-major k×k matrix in place.

@@ -40,6 +40,7 @@ impl Backend for Avx2 {
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
     avx2_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]));
+    avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
     avx2_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly));
@@ -125,6 +126,17 @@ mod with_avx2 {
                 *filled = rej_avx2::rejection_sample(&mut poly.coeffs, *filled, buffer);
             }
         }
+    }
+
+    /// H(ek) and Â sharing one 4-way Keccak (see `expand_avx2`).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn hash_and_sample_matrix(
+        ek: &[u8],
+        rho: &[u8; 32],
+        k: usize,
+        out: &mut [Poly],
+    ) -> [u8; 32] {
+        crate::backend::expand_avx2::hash_and_sample_matrix(ek, rho, k, out)
     }
 
     /// Noise with four PRF streams at a time (4-way SHAKE256); a single

@@ -303,6 +303,29 @@ fn write_instance<const I: i32>(state: &[__m256i; 25], out: &mut [u8]) {
     }
 }
 
+/// Keccak-f[1600] on four independent states held lane-major (`states[i]`
+/// is instance i, lane x + 5y at index x + 5y), for callers that drive each
+/// instance differently between permutations. For public data only: the
+/// copies are not zeroized.
+#[target_feature(enable = "avx2")]
+pub(crate) fn permute_states(states: &mut [[u64; 25]; 4]) {
+    let mut vectors: [__m256i; 25] = core::array::from_fn(|lane| {
+        _mm256_set_epi64x(
+            states[3][lane] as i64,
+            states[2][lane] as i64,
+            states[1][lane] as i64,
+            states[0][lane] as i64,
+        )
+    });
+    keccak_f1600_x4(&mut vectors);
+    for (lane, v) in vectors.iter().enumerate() {
+        states[0][lane] = _mm256_extract_epi64::<0>(*v) as u64;
+        states[1][lane] = _mm256_extract_epi64::<1>(*v) as u64;
+        states[2][lane] = _mm256_extract_epi64::<2>(*v) as u64;
+        states[3][lane] = _mm256_extract_epi64::<3>(*v) as u64;
+    }
+}
+
 /// Four Keccak sponges of rate `RATE` bytes, run in lockstep, that have
 /// absorbed their whole inputs and are ready to squeeze: the four-way form
 /// of `crate::hash::Sponge`.

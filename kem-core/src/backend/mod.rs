@@ -11,6 +11,8 @@
 #[allow(unsafe_code)]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
+mod expand_avx2;
+#[cfg(target_arch = "x86_64")]
 mod keccak_f1600;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
@@ -65,6 +67,14 @@ pub(crate) trait Backend: Sized + 'static {
             let (i, j) = (index / k, index % k);
             sample::sample_ntt::<Self>(rho, j as u8, i as u8, entry);
         }
+    }
+
+    /// H(ek) and the row-major matrix Â (as `sample_matrix`) of an
+    /// encapsulation key being parsed: both depend only on its bytes.
+    #[inline(always)]
+    fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
+        Self::sample_matrix(rho, k, out);
+        crate::hash::h::<Self>(ek)
     }
 
     /// Noise vector: `out[i]` = SamplePolyCBD_eta(PRF_eta(seed, nonce + i)).

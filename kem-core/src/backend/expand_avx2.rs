@@ -1,0 +1,176 @@
+//! Expanding an encapsulation key on AVX2: H(ek) (SHA3-256, rate 136) and
+//! the k² SampleNTT streams of Â (SHAKE128, rate 168) share one 4-way
+//! Keccak. Each of the four instances runs its own job between
+//! permutations: one starts on H(ek) and absorbs a block of ek per
+//! permutation; the others sample matrix entries, each absorbing ρ ‖ j ‖ i
+//! and squeezing 168-byte blocks until the entry has 256 coefficients, then
+//! starting the next entry; an instance whose job ends takes the next
+//! entry. For ML-KEM-768 that is 9 four-way permutations instead of six
+//! four-way and twelve one-way ones. Everything here is public data.
+
+use crate::backend::keccak_x4::permute_states;
+use crate::backend::rej_avx2;
+use crate::hash::{SHAKE128_RATE, SHAKE_DOMAIN};
+use crate::poly::{Poly, N};
+
+const SHA3_256_RATE: usize = 136;
+const SHA3_DOMAIN: u8 = 0x06;
+
+/// What one Keccak instance is doing.
+#[derive(Clone, Copy)]
+enum Job {
+    /// Absorbing ek for H(ek); the next block to absorb.
+    Hash {
+        next_block: usize,
+    },
+    /// Sampling matrix entry `entry`, with `filled` coefficients so far.
+    Sample {
+        entry: usize,
+        filled: usize,
+    },
+    Idle,
+}
+
+/// XORs `block` (at most one rate, whole words or a padded tail already
+/// laid out) into the first lanes of `state`, little-endian.
+fn xor_bytes(state: &mut [u64; 25], block: &[u8]) {
+    for (lane, chunk) in state.iter_mut().zip(block.chunks(8)) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        *lane ^= u64::from_le_bytes(word);
+    }
+}
+
+/// Block `index` of the padded message `data` for a sponge of rate `RATE`
+/// (FIPS 202 pad10*1: the last block carries the domain byte and the final
+/// bit; it is block `data.len() / RATE`, possibly with no data).
+fn padded_block<const RATE: usize>(data: &[u8], index: usize, domain: u8) -> [u8; RATE] {
+    let mut block = [0u8; RATE];
+    let start = index * RATE;
+    if start + RATE <= data.len() {
+        block.copy_from_slice(&data[start..start + RATE]);
+    } else {
+        let tail = &data[start..];
+        block[..tail.len()].copy_from_slice(tail);
+        block[tail.len()] ^= domain;
+        block[RATE - 1] ^= 0x80;
+    }
+    block
+}
+
+/// Number of blocks of a padded message of `len` bytes at rate `rate`.
+fn padded_blocks(len: usize, rate: usize) -> usize {
+    len / rate + 1
+}
+
+/// Starts SampleNTT(ρ ‖ j ‖ i) for matrix entry `entry` (row-major k×k
+/// index) on a fresh state.
+fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
+    let mut input = [0u8; 34];
+    input[..32].copy_from_slice(rho);
+    input[32] = (entry % k) as u8;
+    input[33] = (entry / k) as u8;
+    *state = [0; 25];
+    xor_bytes(
+        state,
+        &padded_block::<SHAKE128_RATE>(&input, 0, SHAKE_DOMAIN),
+    );
+}
+
+/// H(ek), and the row-major matrix Â (`out[i·k + j]` = SampleNTT(ρ ‖ j ‖ i)).
+#[target_feature(enable = "avx2")]
+pub(crate) fn hash_and_sample_matrix(
+    ek: &[u8],
+    rho: &[u8; 32],
+    k: usize,
+    out: &mut [Poly],
+) -> [u8; 32] {
+    let entries = k * k;
+    let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
+    let mut states = [[0u64; 25]; 4];
+    let mut jobs = [Job::Idle; 4];
+    let mut next_entry = 0;
+    let mut digest = [0u8; 32];
+
+    // Instance 3 hashes; the others take the first entries.
+    xor_bytes(
+        &mut states[3],
+        &padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN),
+    );
+    jobs[3] = Job::Hash { next_block: 1 };
+    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(3) {
+        if next_entry < entries {
+            start_entry(state, rho, k, next_entry);
+            *job = Job::Sample {
+                entry: next_entry,
+                filled: 0,
+            };
+            next_entry += 1;
+        }
+    }
+
+    let mut block = [0u8; SHAKE128_RATE];
+    while jobs.iter().any(|job| !matches!(job, Job::Idle)) {
+        permute_states(&mut states);
+        for (state, job) in states.iter_mut().zip(jobs.iter_mut()) {
+            let finished = match job {
+                Job::Hash { next_block } if *next_block < hash_blocks => {
+                    let data = padded_block::<SHA3_256_RATE>(ek, *next_block, SHA3_DOMAIN);
+                    xor_bytes(state, &data);
+                    *next_block += 1;
+                    false
+                }
+                Job::Hash { .. } => {
+                    for (chunk, lane) in digest.chunks_exact_mut(8).zip(state.iter()) {
+                        chunk.copy_from_slice(&lane.to_le_bytes());
+                    }
+                    true
+                }
+                Job::Sample { entry, filled } => {
+                    for (chunk, lane) in block.chunks_exact_mut(8).zip(state.iter()) {
+                        chunk.copy_from_slice(&lane.to_le_bytes());
+                    }
+                    *filled = rej_avx2::rejection_sample(&mut out[*entry].coeffs, *filled, &block);
+                    *filled == N
+                }
+                Job::Idle => false,
+            };
+            if finished {
+                *job = Job::Idle;
+                if next_entry < entries {
+                    start_entry(state, rho, k, next_entry);
+                    *job = Job::Sample {
+                        entry: next_entry,
+                        filled: 0,
+                    };
+                    next_entry += 1;
+                }
+            }
+        }
+    }
+    digest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_matches_fips_202() {
+        // A message that ends inside the block, and one that fills it.
+        let data = [0xaau8; 140];
+        let first = padded_block::<136>(&data, 0, 0x06);
+        assert_eq!(first, [0xaa; 136]);
+        let last = padded_block::<136>(&data, 1, 0x06);
+        assert_eq!(&last[..4], &[0xaa; 4]);
+        assert_eq!(last[4], 0x06);
+        assert_eq!(last[135], 0x80);
+        assert_eq!(padded_blocks(140, 136), 2);
+        let exact = [0x55u8; 136];
+        assert_eq!(padded_blocks(136, 136), 2);
+        let tail = padded_block::<136>(&exact, 1, 0x1f);
+        assert_eq!(tail[0], 0x1f);
+        assert_eq!(tail[135], 0x80);
+        assert!(tail[1..135].iter().all(|&b| b == 0));
+    }
+}
