@@ -53,10 +53,10 @@ mod with_avx2 {
     use zeroize::Zeroize;
 
     use crate::backend::keccak_x4::SpongeX4;
-    use crate::backend::{ntt_avx2, rej_avx2};
+    use crate::backend::ntt_avx2;
     use crate::backend::{Backend, Portable};
-    use crate::hash::{SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
-    use crate::poly::{Poly, N};
+    use crate::hash::{SHAKE256_RATE, SHAKE_DOMAIN};
+    use crate::poly::Poly;
     use crate::sample;
 
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
@@ -80,52 +80,10 @@ mod with_avx2 {
         Portable::multiply_accumulate(acc, a, b);
     }
 
-    /// Â with four SampleNTT streams at a time (4-way SHAKE128); a single
-    /// leftover entry takes the one-way sponge.
+    /// Â with four SampleNTT streams at a time (see `expand_avx2`).
     #[target_feature(enable = "avx2")]
     pub(super) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-        let mut start = 0;
-        for batch in out.chunks_mut(4) {
-            if let [single] = batch {
-                let index = start;
-                sample::sample_ntt::<super::Avx2>(
-                    rho,
-                    (index % k) as u8,
-                    (index / k) as u8,
-                    single,
-                );
-            } else {
-                sample_ntt_x4(rho, k, start, batch);
-            }
-            start += 4;
-        }
-    }
-
-    /// Entries `first..first + out.len()` (2 to 4 of them) of Â: the XOF input
-    /// of entry `index` is ρ ‖ j ‖ i with (i, j) = (index / k, index % k).
-    /// Unused lanes repeat the last input and are discarded.
-    #[target_feature(enable = "avx2")]
-    fn sample_ntt_x4(rho: &[u8; 32], k: usize, first: usize, out: &mut [Poly]) {
-        let inputs: [[u8; 34]; 4] = core::array::from_fn(|lane| {
-            let index = first + lane.min(out.len() - 1);
-            let mut input = [0u8; 34];
-            input[..32].copy_from_slice(rho);
-            input[32] = (index % k) as u8;
-            input[33] = (index / k) as u8;
-            input
-        });
-        let mut sponge =
-            SpongeX4::<SHAKE128_RATE>::absorb(inputs.each_ref().map(|i| &i[..]), SHAKE_DOMAIN);
-        // Block by block: 168 bytes are 56 whole candidates pairs per lane.
-        let mut buffers = [[0u8; SHAKE128_RATE]; 4];
-        let mut filled = [0usize; 4];
-        while filled[..out.len()].iter().any(|&f| f < N) {
-            let [b0, b1, b2, b3] = &mut buffers;
-            sponge.squeeze_block([b0, b1, b2, b3]);
-            for ((poly, buffer), filled) in out.iter_mut().zip(&buffers).zip(&mut filled) {
-                *filled = rej_avx2::rejection_sample(&mut poly.coeffs, *filled, buffer);
-            }
-        }
+        crate::backend::expand_avx2::sample_matrix(rho, k, out);
     }
 
     /// H(ek) and Â sharing one 4-way Keccak (see `expand_avx2`).

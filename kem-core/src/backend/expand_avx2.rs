@@ -6,7 +6,9 @@
 //! and squeezing 168-byte blocks until the entry has 256 coefficients, then
 //! starting the next entry; an instance whose job ends takes the next
 //! entry. For ML-KEM-768 that is 9 four-way permutations instead of six
-//! four-way and twelve one-way ones. Everything here is public data.
+//! four-way and twelve one-way ones; without a hash (key generation), the
+//! nine entries take 7 four-way permutations. Everything here is public
+//! data.
 
 use crate::backend::keccak_x4::permute_states;
 use crate::backend::rej_avx2;
@@ -85,20 +87,36 @@ pub(crate) fn hash_and_sample_matrix(
     k: usize,
     out: &mut [Poly],
 ) -> [u8; 32] {
+    run(Some(ek), rho, k, out)
+}
+
+/// The row-major matrix Â alone, all four instances sampling entries.
+#[target_feature(enable = "avx2")]
+pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
+    run(None, rho, k, out);
+}
+
+/// Samples Â into `out` and, given `ek`, hashes it on the side; returns
+/// H(ek) (zero without `ek`).
+#[target_feature(enable = "avx2")]
+fn run(ek: Option<&[u8]>, rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
     let entries = k * k;
-    let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
     let mut states = [[0u64; 25]; 4];
     let mut jobs = [Job::Idle; 4];
     let mut next_entry = 0;
     let mut digest = [0u8; 32];
 
-    // Instance 3 hashes; the others take the first entries.
-    xor_bytes(
-        &mut states[3],
-        &padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN),
-    );
-    jobs[3] = Job::Hash { next_block: 1 };
-    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(3) {
+    // With ek, instance 3 hashes; the others take the first entries.
+    let (ek, hash_blocks, samplers) = match ek {
+        Some(ek) => {
+            let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
+            xor_bytes(&mut states[3], &first);
+            jobs[3] = Job::Hash { next_block: 1 };
+            (ek, padded_blocks(ek.len(), SHA3_256_RATE), 3)
+        }
+        None => (&[][..], 0, 4),
+    };
+    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(samplers) {
         if next_entry < entries {
             start_entry(state, rho, k, next_entry);
             *job = Job::Sample {
