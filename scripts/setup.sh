@@ -6,7 +6,7 @@
 set -euo pipefail
 
 need_packages=()
-for pkg in build-essential pkg-config libssl-dev ca-certificates; do
+for pkg in build-essential pkg-config libssl-dev ca-certificates cmake libclang-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need_packages+=("$pkg")
 done
 if ((${#need_packages[@]})); then

@@ -13,6 +13,18 @@
 //!   `LIBCRUX_DISABLE_SIMD256` is set; the feature `peers-libcrux-avx2`
 //!   turns it on regardless.
 //!
+//! Peer (feature `peers-liboqs`):
+//! - liboqs 0.13 through the `oqs` 0.11 crate (built from source, ML-KEM
+//!   only, no OpenSSL, so SHA-3 is liboqs's own). Its ML-KEM is
+//!   mlkem-native; liboqs's portable ("dist") build carries both the C and
+//!   the x86_64 AVX2 (or aarch64) code and picks at run time. Keygen goes
+//!   through `OQS_KEM_keypair_derand` (seed d ‖ z). liboqs 0.13 has no
+//!   derandomized encaps, so this adapter installs a liboqs RNG callback
+//!   that hands out exactly the m the caller set for the next encaps (see
+//!   [`liboqs_rng`]); encaps is then Encaps_internal(ek, m), as for the other
+//!   peers. liboqs's encaps and decaps do the section 7.2 and 7.3 checks
+//!   themselves (mlkem-native's `check_pk` and `check_sk`).
+//!
 //! What each operation covers (all deterministic, fixed inputs):
 //! - keygen: key pair from the 64-byte seed d ‖ z.
 //! - encaps: parse + validate the serialized encapsulation key (FIPS 203
@@ -101,11 +113,21 @@ pub enum Peer {
     LibcruxPortable,
     /// `libcrux-ml-kem`, its default API with run-time platform selection.
     LibcruxAuto,
+    /// liboqs (mlkem-native) through the `oqs` crate, run-time platform
+    /// selection.
+    #[cfg(feature = "peers-liboqs")]
+    Liboqs,
 }
 
 impl Peer {
     /// Every peer, in report order.
-    pub const ALL: [Peer; 3] = [Peer::RustCrypto, Peer::LibcruxPortable, Peer::LibcruxAuto];
+    pub const ALL: [Peer; 3 + cfg!(feature = "peers-liboqs") as usize] = [
+        Peer::RustCrypto,
+        Peer::LibcruxPortable,
+        Peer::LibcruxAuto,
+        #[cfg(feature = "peers-liboqs")]
+        Peer::Liboqs,
+    ];
 
     /// Implementation label for tables, e.g. `"libcrux/auto(avx2)"`.
     pub fn label(self) -> String {
@@ -113,6 +135,8 @@ impl Peer {
             Peer::RustCrypto => "rustcrypto-ml-kem".to_owned(),
             Peer::LibcruxPortable => "libcrux/portable".to_owned(),
             Peer::LibcruxAuto => format!("libcrux/auto({})", libcrux_auto_platform()),
+            #[cfg(feature = "peers-liboqs")]
+            Peer::Liboqs => format!("liboqs/auto({})", liboqs_platform()),
         }
     }
 
@@ -127,6 +151,14 @@ impl Peer {
                 "libcrux-ml-kem 0.0.11, default API, run-time selection -> {}",
                 libcrux_auto_platform()
             ),
+            #[cfg(feature = "peers-liboqs")]
+            Peer::Liboqs => format!(
+                "liboqs {} (mlkem-native; oqs crate 0.11, ML-KEM only, no OpenSSL), \
+                 run-time selection -> {}; keygen via OQS_KEM_keypair_derand, encaps \
+                 with m fed through a liboqs RNG callback",
+                liboqs_version(),
+                liboqs_platform()
+            ),
         }
     }
 
@@ -137,6 +169,8 @@ impl Peer {
             Peer::RustCrypto => set::rustcrypto_known_answer(inputs),
             Peer::LibcruxPortable => libcrux_known_answer(&set::libcrux_portable(), inputs),
             Peer::LibcruxAuto => libcrux_known_answer(&set::libcrux_auto(), inputs),
+            #[cfg(feature = "peers-liboqs")]
+            Peer::Liboqs => liboqs_known_answer(&set::liboqs(), inputs),
         })
     }
 
@@ -148,6 +182,8 @@ impl Peer {
             Peer::RustCrypto => set::rustcrypto_benches(&label, inputs),
             Peer::LibcruxPortable => libcrux_benches(set::libcrux_portable(), &label, inputs),
             Peer::LibcruxAuto => libcrux_benches(set::libcrux_auto(), &label, inputs),
+            #[cfg(feature = "peers-liboqs")]
+            Peer::Liboqs => liboqs_benches(set::liboqs(), &label, inputs),
         })
     }
 }
@@ -183,6 +219,231 @@ pub fn libcrux_auto_platform() -> &'static str {
         }
     }
     "portable"
+}
+
+/// Which ML-KEM code path liboqs takes on this machine: `"avx2"` (x86_64
+/// with AVX2, BMI2 and POPCNT, liboqs's own test), `"neon"` (aarch64) or
+/// `"portable"` (mlkem-native's C code). Asks liboqs's CPU detection.
+#[cfg(feature = "peers-liboqs")]
+pub fn liboqs_platform() -> &'static str {
+    use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
+    oqs::init();
+    // SAFETY: liboqs's CPU-feature query, initialized by `oqs::init`.
+    let has = |ext| unsafe { OQS_CPU_has_extension(ext) } != 0;
+    if cfg!(target_arch = "x86_64")
+        && has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2)
+        && has(OQS_CPU_EXT::OQS_CPU_EXT_BMI2)
+        && has(OQS_CPU_EXT::OQS_CPU_EXT_POPCNT)
+    {
+        return "avx2";
+    }
+    if cfg!(target_arch = "aarch64") && has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_NEON) {
+        return "neon";
+    }
+    "portable"
+}
+
+/// The version of the liboqs linked in, e.g. `"0.13.0"`.
+#[cfg(feature = "peers-liboqs")]
+pub fn liboqs_version() -> String {
+    // SAFETY: returns a pointer to a static NUL-terminated string.
+    let version = unsafe { std::ffi::CStr::from_ptr(oqs::ffi::common::OQS_version()) };
+    version.to_string_lossy().into_owned()
+}
+
+/// The RNG callback that makes liboqs's encaps deterministic. liboqs 0.13
+/// has `OQS_KEM_keypair_derand` but no derandomized encaps; mlkem-native's
+/// `crypto_kem_enc` draws its 32-byte m with one `OQS_randombytes` call and
+/// then runs `crypto_kem_enc_derand`. The callback installed here (for the
+/// whole process, once) hands out the m that [`set_coins`] stored for the
+/// calling thread, once; any other draw from liboqs's RNG aborts the
+/// process, since nothing else in this program should use it.
+///
+/// [`set_coins`]: liboqs_rng::set_coins
+#[cfg(feature = "peers-liboqs")]
+mod liboqs_rng {
+    use std::cell::Cell;
+    use std::sync::Once;
+
+    thread_local! {
+        static COINS: Cell<Option<[u8; 32]>> = const { Cell::new(None) };
+    }
+
+    /// Makes the next `OQS_randombytes` call on this thread return `m`.
+    #[inline(always)]
+    pub(super) fn set_coins(m: [u8; 32]) {
+        COINS.with(|coins| coins.set(Some(m)));
+    }
+
+    /// Installs the callback in liboqs (idempotent).
+    pub(super) fn install() {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| {
+            oqs::init();
+            // SAFETY: `coins` has the signature liboqs expects and lives for
+            // the whole program.
+            unsafe { oqs::ffi::rand::OQS_randombytes_custom_algorithm(Some(coins)) };
+        });
+    }
+
+    /// `OQS_randombytes` replacement.
+    ///
+    /// # Safety
+    /// `out` must be valid for `len` bytes of writes (liboqs's contract).
+    unsafe extern "C" fn coins(out: *mut u8, len: usize) {
+        match COINS.with(Cell::take) {
+            Some(m) if len == m.len() => {
+                // SAFETY: the caller passes a buffer of `len` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, len) }
+            }
+            pending => {
+                eprintln!(
+                    "peers: liboqs drew {len} random bytes with {} coins pending; only \
+                     encaps through this adapter may use liboqs's RNG",
+                    if pending.is_some() { "32" } else { "no" }
+                );
+                std::process::abort();
+            }
+        }
+    }
+}
+
+/// One liboqs ML-KEM parameter set, as its derandomized keygen, encaps and
+/// decaps function pointers (the per-algorithm functions that `OQS_KEM`
+/// points to, which dispatch on the CPU themselves), on fixed-size buffers.
+#[cfg(feature = "peers-liboqs")]
+#[derive(Clone, Copy)]
+struct Liboqs<const PK: usize, const SK: usize, const CT: usize> {
+    keypair_derand:
+        unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
+    encaps: unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
+    decaps: unsafe extern "C" fn(*mut u8, *const u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
+}
+
+#[cfg(feature = "peers-liboqs")]
+impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
+    /// Looks up `algorithm` in liboqs and checks its sizes against kem-core's.
+    fn new(algorithm: oqs::kem::Algorithm) -> Self {
+        liboqs_rng::install();
+        let kem = oqs::kem::Kem::new(algorithm).expect("liboqs lacks the algorithm");
+        assert_eq!(
+            (
+                kem.length_public_key(),
+                kem.length_secret_key(),
+                kem.length_ciphertext(),
+                kem.length_shared_secret(),
+                kem.length_keypair_seed(),
+            ),
+            (PK, SK, CT, 32, 64),
+            "liboqs {} sizes",
+            algorithm.name()
+        );
+        // The `oqs` crate keeps its `OQS_KEM` private; take the function
+        // pointers from a second one of our own.
+        // SAFETY: `to_id` is a NUL-terminated algorithm name; the returned
+        // object is read and freed here; the functions it points to are
+        // static and outlive it.
+        unsafe {
+            let raw = oqs::ffi::kem::OQS_KEM_new(algorithm.to_id());
+            assert!(!raw.is_null(), "OQS_KEM_new failed");
+            let api = Liboqs {
+                keypair_derand: (*raw).keypair_derand.expect("keypair_derand"),
+                encaps: (*raw).encaps.expect("encaps"),
+                decaps: (*raw).decaps.expect("decaps"),
+            };
+            oqs::ffi::kem::OQS_KEM_free(raw);
+            api
+        }
+    }
+
+    /// KeyGen_internal(d, z) from the seed d ‖ z: (ek, dk).
+    #[inline(always)]
+    fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
+        let mut ek = [0u8; PK];
+        let mut dk = [0u8; SK];
+        // SAFETY: buffers of the sizes checked in `new`.
+        let status =
+            unsafe { (self.keypair_derand)(ek.as_mut_ptr(), dk.as_mut_ptr(), seed.as_ptr()) };
+        assert!(
+            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
+            "liboqs keygen failed"
+        );
+        (ek, dk)
+    }
+
+    /// Encaps from serialized ek bytes with the given m (liboqs checks ek,
+    /// section 7.2).
+    #[inline(always)]
+    fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
+        let mut ct = [0u8; CT];
+        let mut ss = [0u8; 32];
+        liboqs_rng::set_coins(m);
+        // SAFETY: buffers of the sizes checked in `new`; the RNG callback
+        // hands out m.
+        let status = unsafe { (self.encaps)(ct.as_mut_ptr(), ss.as_mut_ptr(), ek.as_ptr()) };
+        assert!(
+            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
+            "liboqs rejected its ek"
+        );
+        (ct, ss)
+    }
+
+    /// Decaps from serialized dk and ct bytes (liboqs checks dk, section
+    /// 7.3 hash check).
+    #[inline(always)]
+    fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
+        let mut ss = [0u8; 32];
+        // SAFETY: buffers of the sizes checked in `new`.
+        let status = unsafe { (self.decaps)(ss.as_mut_ptr(), ct.as_ptr(), dk.as_ptr()) };
+        assert!(
+            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
+            "liboqs rejected its dk"
+        );
+        ss
+    }
+}
+
+#[cfg(feature = "peers-liboqs")]
+fn liboqs_known_answer<const PK: usize, const SK: usize, const CT: usize>(
+    api: &Liboqs<PK, SK, CT>,
+    inputs: &Inputs,
+) -> KnownAnswer {
+    let (ek, dk) = api.keygen(&inputs.seed());
+    let (ct, ss_encaps) = api.encaps_from_bytes(&ek, inputs.m);
+    let ss_decaps = api.decaps_from_bytes(&dk, &ct);
+    KnownAnswer {
+        ek: ek.to_vec(),
+        dk: dk.to_vec(),
+        ct: ct.to_vec(),
+        ss_encaps,
+        ss_decaps,
+    }
+}
+
+#[cfg(feature = "peers-liboqs")]
+fn liboqs_benches<const PK: usize, const SK: usize, const CT: usize>(
+    api: Liboqs<PK, SK, CT>,
+    label: &str,
+    inputs: &Inputs,
+) -> Vec<Bench<'static>> {
+    let seed = inputs.seed();
+    let m = inputs.m;
+    let (ek, dk) = api.keygen(&seed);
+    let ek: Box<[u8; PK]> = Box::new(ek);
+    let dk: Box<[u8; SK]> = Box::new(dk);
+    let (ct, _) = api.encaps_from_bytes(&ek, m);
+    let ct: Box<[u8; CT]> = Box::new(ct);
+    vec![
+        Bench::new(label, Operation::Keygen, move || {
+            api.keygen(black_box(&seed))
+        }),
+        Bench::new(label, Operation::Encaps, move || {
+            api.encaps_from_bytes(black_box(&ek), black_box(m))
+        }),
+        Bench::new(label, Operation::Decaps, move || {
+            api.decaps_from_bytes(black_box(&dk), black_box(&ct))
+        }),
+    ]
 }
 
 /// Runs `$body` with `$set` naming the per-parameter-set module for `$p`.
@@ -281,10 +542,10 @@ fn libcrux_benches<const PK: usize, const SK: usize, const CT: usize>(
     ]
 }
 
-/// Builds the per-parameter-set module: RustCrypto adapters and the two
-/// libcrux code paths.
+/// Builds the per-parameter-set module: RustCrypto adapters, the two
+/// libcrux code paths and (feature `peers-liboqs`) liboqs.
 macro_rules! peer_set {
-    ($module:ident, $ours:ty, $rustcrypto:ty, $libcrux:ident) => {
+    ($module:ident, $ours:ty, $rustcrypto:ty, $libcrux:ident, $liboqs:ident) => {
         mod $module {
             use std::hint::black_box;
 
@@ -399,10 +660,38 @@ macro_rules! peer_set {
                     validate_private: lc::validate_private_key,
                 }
             }
+
+            /// liboqs (mlkem-native), its run-time platform selection.
+            #[cfg(feature = "peers-liboqs")]
+            pub(super) fn liboqs() -> super::Liboqs<
+                { <$ours as ParameterSet>::EK_LEN },
+                { <$ours as ParameterSet>::DK_LEN },
+                { <$ours as ParameterSet>::CT_LEN },
+            > {
+                super::Liboqs::new(oqs::kem::Algorithm::$liboqs)
+            }
         }
     };
 }
 
-peer_set!(k512, kem_core::MlKem512, ml_kem::MlKem512, mlkem512);
-peer_set!(k768, kem_core::MlKem768, ml_kem::MlKem768, mlkem768);
-peer_set!(k1024, kem_core::MlKem1024, ml_kem::MlKem1024, mlkem1024);
+peer_set!(
+    k512,
+    kem_core::MlKem512,
+    ml_kem::MlKem512,
+    mlkem512,
+    MlKem512
+);
+peer_set!(
+    k768,
+    kem_core::MlKem768,
+    ml_kem::MlKem768,
+    mlkem768,
+    MlKem768
+);
+peer_set!(
+    k1024,
+    kem_core::MlKem1024,
+    ml_kem::MlKem1024,
+    mlkem1024,
+    MlKem1024
+);
