@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Builds a chosen OpenSSL release from the source carried by the openssl-src
+# crate and installs it into a cache directory outside the work tree, for the
+# provider tests (matrix: system OpenSSL 3.0, 3.5 LTS, 4.0; 3.4 for the
+# oqsprovider comparisons).
+#
+#   scripts/build-openssl.sh 3.5|3.4|4.0 [--prefix-root DIR]
+#
+# The install prefix is <root>/openssl-<full version>, e.g.
+# ~/.cache/mlkem-provider/openssl/openssl-3.5.5, where <root> is --prefix-root,
+# else $MLKEM_OPENSSL_CACHE, else $HOME/.cache/mlkem-provider/openssl.
+# The prefix is the last line on stdout (progress goes to stderr), so
+#   prefix=$(scripts/build-openssl.sh 3.5 | tail -1)
+#   LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version
+# A prefix that already holds a working openssl is reused as is.
+#
+# The build is a shared one (./Configure shared no-legacy no-tests), built in a
+# temporary directory under <root> and removed after success; its log is
+# <root>/openssl-<version>.build.log.  OpenSSL's util/mkdef.pl, which the
+# crate leaves out of some releases, is supplied by scripts/openssl-mkdef.pl.
+set -euo pipefail
+
+# openssl-src crate version for each OpenSSL series.  The crate version's build
+# metadata (+3.5.5) is the OpenSSL release it carries.  To move to a newer
+# release, change the pin here (`cargo info openssl-src@300.5` shows the latest).
+declare -A CRATE_VERSION=(
+    [3.4]="300.4.2+3.4.1"
+    [3.5]="300.5.5+3.5.5"
+    [4.0]="400.0.2+4.0.3"
+)
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+prog=${0##*/}
+
+usage() {
+    cat <<EOF
+usage: $prog 3.5|3.4|4.0 [--prefix-root DIR]
+
+Builds OpenSSL 3.5 (LTS), 3.4 or 4.0 from the openssl-src crate's source and
+installs it under DIR/openssl-<version>
+(default DIR: \${MLKEM_OPENSSL_CACHE:-\$HOME/.cache/mlkem-provider/openssl}).
+Prints the install prefix as the last line of stdout.
+EOF
+}
+
+log() { echo "build-openssl: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- arguments
+series=""
+root=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}
+while (($#)); do
+    case $1 in
+        -h | --help) usage; exit 0 ;;
+        --prefix-root)
+            (($# >= 2)) || { usage >&2; exit 2; }
+            root=$2; shift 2 ;;
+        --prefix-root=*) root=${1#*=}; shift ;;
+        3.4 | 3.5 | 4.0)
+            [ -z "$series" ] || { usage >&2; exit 2; }
+            series=$1; shift ;;
+        *) log "unknown argument: $1"; usage >&2; exit 2 ;;
+    esac
+done
+[ -n "$series" ] || { usage >&2; exit 2; }
+[ -n "$root" ] || { log "empty --prefix-root"; exit 2; }
+# make(1) and OpenSSL's Makefile cannot cope with blanks in paths.
+case $root in *[[:space:]]*) log "--prefix-root must not contain blanks: '$root'"; exit 2 ;; esac
+
+crate_version=${CRATE_VERSION[$series]}
+version=${crate_version#*+}                 # 300.5.5+3.5.5 -> 3.5.5
+mkdir -p "$root"
+root=$(cd "$root" && pwd)                   # absolute: it is baked into the build
+prefix=$root/openssl-$version
+logfile=$root/openssl-$version.build.log
+
+# Does $prefix hold a working openssl of the expected version?
+installed_ok() {
+    local out
+    [ -x "$prefix/bin/openssl" ] &&
+        out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version 2>/dev/null) &&
+        [[ $out == "OpenSSL $version "* ]]
+}
+
+if installed_ok; then
+    log "OpenSSL $version already installed in $prefix"
+    echo "$prefix"
+    exit 0
+fi
+
+# One build per version at a time (tests may start several runs at once);
+# whoever gets the lock second finds the install done and reuses it.
+locked=false
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$root/.openssl-$version.lock"
+    flock 9
+    locked=true
+    if installed_ok; then
+        log "OpenSSL $version installed in $prefix (by a concurrent run)"
+        echo "$prefix"
+        exit 0
+    fi
+fi
+
+# ---------------------------------------------------------------- build tools
+# perl (with its core modules: Configure needs IPC::Cmd, File::Compare...),
+# make and a C compiler; installed with apt-get when run as root.
+missing=()
+perl -MIPC::Cmd -MFile::Compare -MGetopt::Long -e 1 >/dev/null 2>&1 || missing+=(perl)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || missing+=(gcc)
+if ((${#missing[@]})); then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing ${missing[*]}"
+        apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+    else
+        die "missing build tools: ${missing[*]} (install them, or run as root to have apt-get do it)"
+    fi
+fi
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || die "cargo not found (needed to fetch the openssl-src crate); see scripts/setup.sh"
+
+# ---------------------------------------------------------------- build dir
+# Trees of earlier failed builds of this version (kept for inspection) go now,
+# if we hold the lock: then no other run is using them.
+if $locked; then
+    rm -rf "$root/build-openssl-$version".*
+fi
+build=$(mktemp -d "$root/build-openssl-$version.XXXXXX")
+: >"$logfile"
+log "building OpenSSL $version (openssl-src $crate_version) in $build"
+log "log: $logfile"
+
+# Run a build step with its output in the log; on failure show the log's tail.
+step() {
+    local what=$1; shift
+    log "$what"
+    echo "==> $what: $*" >>"$logfile"
+    if ! "$@" >>"$logfile" 2>&1; then
+        log "error: $what failed; last 40 lines of $logfile:"
+        tail -n 40 "$logfile" >&2
+        log "build tree kept in $build"
+        exit 1
+    fi
+}
+
+# ---------------------------------------------------------------- source
+# Cargo unpacks crates to $CARGO_HOME/registry/src/<index>/<name>-<version>/
+# and writes .cargo-ok there once unpacked.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+find_source() {
+    local dir
+    for dir in "$cargo_home"/registry/src/*/"openssl-src-$crate_version"; do
+        if [ -e "$dir/.cargo-ok" ] && [ -x "$dir/openssl/Configure" ]; then
+            echo "$dir/openssl"
+            return 0
+        fi
+    done
+    return 1
+}
+if ! src=$(find_source); then
+    # Fetch the exact crate version through a throwaway project, so that the
+    # work tree's Cargo.toml and Cargo.lock stay untouched.  "[workspace]"
+    # keeps cargo from attaching it to an enclosing workspace.
+    mkdir -p "$build/fetch/src"
+    cat >"$build/fetch/Cargo.toml" <<EOF
+[package]
+name = "fetch-openssl-src"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+openssl-src = "=${crate_version%%+*}"
+
+[workspace]
+EOF
+    : >"$build/fetch/src/lib.rs"
+    step "fetching openssl-src $crate_version" cargo fetch --manifest-path "$build/fetch/Cargo.toml"
+    src=$(find_source) || die "openssl-src $crate_version not found under $cargo_home/registry/src after cargo fetch"
+fi
+log "source: $src"
+
+# Build in a copy: the registry's sources are shared and must stay pristine.
+step "copying the source" cp -a "$src/." "$build/openssl"
+cd "$build/openssl"
+if [ ! -e util/mkdef.pl ]; then
+    # The crate drops util/mkdef.pl (it builds static libraries only), but a
+    # shared build needs it to write the linker version scripts.
+    log "supplying util/mkdef.pl from scripts/openssl-mkdef.pl"
+    cp "$script_dir/openssl-mkdef.pl" util/mkdef.pl
+fi
+
+# ---------------------------------------------------------------- build
+# --openssldir and the modules directory sit inside the prefix, so nothing
+# outside it is read by default.  The rpath lets bin/openssl find its own
+# libraries even without LD_LIBRARY_PATH (which, if set, still comes first).
+step "configuring" ./Configure shared no-legacy no-tests \
+    --prefix="$prefix" --openssldir="$prefix/ssl" --libdir=lib \
+    "-Wl,-rpath,$prefix/lib"
+jobs=$(nproc 2>/dev/null || echo 2)
+step "compiling (make -j$jobs; several minutes)" make -j"$jobs"
+# Install into a staging directory first and move it into place at the end,
+# so that an interrupted run never leaves a half-filled prefix behind.
+step "installing" make install_sw DESTDIR="$build/stage"
+rm -rf "$prefix"
+mv "$build/stage$prefix" "$prefix"
+
+# ---------------------------------------------------------------- checks
+if ! installed_ok; then
+    LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version >&2 || true
+    die "the installed $prefix/bin/openssl does not report OpenSSL $version"
+fi
+log "installed: $(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version)"
+case $series in
+    3.5 | 4.0)
+        # Native ML-KEM arrived in 3.5: a quick sanity check of the build.
+        kems=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" list -kem-algorithms)
+        log "KEM algorithms:"
+        printf '%s\n' "$kems" >&2
+        grep -q 'ML-KEM-768' <<<"$kems" || die "ML-KEM-768 missing from 'openssl list -kem-algorithms'"
+        ;;
+esac
+
+cd "$root"
+rm -rf "$build"
+log "done: $prefix"
+echo "$prefix"
