@@ -6,7 +6,7 @@
 //! is tested against the `keccak` crate's.
 
 /// The round constants of iota (FIPS 202, Algorithm 5).
-const ROUND_CONSTANTS: [u64; 24] = [
+pub(crate) const ROUND_CONSTANTS: [u64; 24] = [
     0x0000_0000_0000_0001,
     0x0000_0000_0000_8082,
     0x8000_0000_0000_808a,
