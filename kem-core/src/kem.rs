@@ -1,66 +1,83 @@
 //! ML-KEM's internal algorithms (FIPS 203, section 6): KeyGen_internal
 //! (Algorithm 16), Encaps_internal (Algorithm 17) and Decaps_internal
-//! (Algorithm 18), on expanded keys, generic over the parameter set and the
-//! backend.
+//! (Algorithm 18), on expanded key parts and bytes, generic over the
+//! parameter set and the backend. The key types of `keys` wrap them.
 
 use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
 use zeroize::Zeroize;
 
 use crate::backend::Backend;
 use crate::hash;
-use crate::keys::{Ciphertext, DecapsulationKey, EncapsulationKey, SharedSecret};
 use crate::params::{ByteArray, ParameterSet};
 use crate::pke;
+use crate::poly::Poly;
 
-/// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
-pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(
-    d: &[u8; 32],
-    z: &[u8; 32],
-) -> DecapsulationKey<P> {
+/// A freshly generated key pair in expanded form (see `pke`): Â^T ‖ t̂ and ŝ,
+/// with ρ for the encoding of ek.
+pub(crate) struct GeneratedKey {
+    pub(crate) expanded: Box<[Poly]>,
+    pub(crate) s_hat: Box<[Poly]>,
+    pub(crate) rho: [u8; 32],
+}
+
+/// Algorithm 16: ML-KEM.KeyGen_internal(d, z), up to the encoding: the
+/// caller keeps z and encodes ek (`keys`).
+pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> GeneratedKey {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
     let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
     pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat);
     sigma.zeroize();
-
-    let ek = EncapsulationKey::from_expanded::<B>(expanded, &rho);
-    let mut seed = [0u8; 64];
-    seed[..32].copy_from_slice(d);
-    seed[32..].copy_from_slice(z);
-    DecapsulationKey::from_parts(ek, s_hat, *z, Some(seed))
+    GeneratedKey {
+        expanded,
+        s_hat,
+        rho,
+    }
 }
 
-/// Algorithm 17: ML-KEM.Encaps_internal(ek, m).
+/// Algorithm 17: ML-KEM.Encaps_internal(ek, m), with the expanded ek and
+/// H(ek): writes c to `ct` and returns K.
 pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
-    ek: &EncapsulationKey<P>,
+    expanded: &[Poly],
+    ek_hash: &[u8; 32],
     m: &[u8; 32],
-) -> (Ciphertext<P>, SharedSecret) {
+    ct: &mut [u8],
+) -> [u8; 32] {
     // (K, r) = G(m ‖ H(ek))
-    let (shared, mut r) = hash::g::<B>(m, ek.hash());
-    let mut ct = Ciphertext::from_array(P::CiphertextBytes::zeroed());
-    pke::encrypt::<P, B>(ek.expanded(), m, &r, ct.as_mut_bytes());
+    let (shared, mut r) = hash::g::<B>(m, ek_hash);
+    pke::encrypt::<P, B>(expanded, m, &r, ct);
     r.zeroize();
-    (ct, SharedSecret::new(shared))
+    shared
+}
+
+/// The parts of a decapsulation key that Decaps reads.
+pub(crate) struct DecapsKeyParts<'a> {
+    /// ŝ.
+    pub(crate) s_hat: &'a [Poly],
+    /// Â^T ‖ t̂ of the embedded ek.
+    pub(crate) expanded: &'a [Poly],
+    /// H(ek).
+    pub(crate) ek_hash: &'a [u8; 32],
+    /// The implicit-rejection secret.
+    pub(crate) z: &'a [u8; 32],
 }
 
 /// Algorithm 18: ML-KEM.Decaps_internal(dk, c), with implicit rejection in
 /// constant time: the re-encryption is compared with `c` without an early
 /// exit, and K' or K̄ is selected without a branch.
 pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
-    dk: &DecapsulationKey<P>,
-    ct: &Ciphertext<P>,
-) -> SharedSecret {
-    let c = ct.as_bytes();
-    let ek = dk.encapsulation_key();
+    dk: DecapsKeyParts<'_>,
+    c: &[u8],
+) -> [u8; 32] {
     let mut m = [0u8; 32];
-    pke::decrypt::<P, B>(&dk.s_hat, c, &mut m);
+    pke::decrypt::<P, B>(dk.s_hat, c, &mut m);
 
     // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r').
-    let (mut shared, mut r) = hash::g::<B>(&m, ek.hash());
-    let mut rejection = hash::j::<B>(&dk.z, c);
+    let (mut shared, mut r) = hash::g::<B>(&m, dk.ek_hash);
+    let mut rejection = hash::j::<B>(dk.z, c);
     let mut c_prime = P::CiphertextBytes::zeroed();
-    pke::encrypt::<P, B>(ek.expanded(), &m, &r, c_prime.as_mut());
+    pke::encrypt::<P, B>(dk.expanded, &m, &r, c_prime.as_mut());
 
     // If c ≠ c', K' = K̄.
     let mismatch = !ct_eq_bytes(c, c_prime.as_ref());
@@ -73,7 +90,7 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     r.zeroize();
     rejection.zeroize();
     c_prime.zeroize();
-    SharedSecret::new(shared)
+    shared
 }
 
 /// Constant-time equality of two equal-length byte strings (ciphertexts,

@@ -98,11 +98,6 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         }
     }
 
-    /// Â^T then t̂, as K-PKE.Encrypt reads them.
-    pub(crate) fn expanded(&self) -> &[Poly] {
-        &self.expanded
-    }
-
     /// The encoded key, `P::EK_LEN` bytes.
     pub fn as_bytes(&self) -> &[u8] {
         self.bytes.as_ref()
@@ -130,7 +125,14 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         &self,
         m: &[u8; MESSAGE_LEN],
     ) -> (Ciphertext<P>, SharedSecret) {
-        dispatch!(B => kem::encaps_internal::<P, B>(self, m))
+        let mut ct = Ciphertext::from_array(P::CiphertextBytes::zeroed());
+        let shared = dispatch!(B => kem::encaps_internal::<P, B>(
+            &self.expanded,
+            &self.h,
+            m,
+            ct.as_mut_bytes(),
+        ));
+        (ct, SharedSecret::new(shared))
     }
 }
 
@@ -168,9 +170,9 @@ pub struct DecapsulationKey<P: ParameterSet> {
     ek: EncapsulationKey<P>,
     /// ŝ (k polynomials), canonical coefficients; on the heap, like the
     /// expanded public part.
-    pub(crate) s_hat: Box<[Poly]>,
+    s_hat: Box<[Poly]>,
     /// The implicit-rejection secret z.
-    pub(crate) z: [u8; 32],
+    z: [u8; 32],
     seed: Option<[u8; SEED_LEN]>,
 }
 
@@ -196,10 +198,17 @@ impl<P: ParameterSet> DecapsulationKey<P> {
 
     /// Algorithm 16: ML-KEM.KeyGen_internal(d, z).
     pub fn from_seed_parts(d: &[u8; 32], z: &[u8; 32]) -> Self {
-        dispatch!(B => kem::keygen_internal::<P, B>(d, z))
+        dispatch!(B => {
+            let key = kem::keygen_internal::<P, B>(d);
+            let ek = EncapsulationKey::from_expanded::<B>(key.expanded, &key.rho);
+            let mut seed = [0u8; SEED_LEN];
+            seed[..32].copy_from_slice(d);
+            seed[32..].copy_from_slice(z);
+            Self::from_parts(ek, key.s_hat, *z, Some(seed))
+        })
     }
 
-    pub(crate) fn from_parts(
+    fn from_parts(
         ek: EncapsulationKey<P>,
         s_hat: Box<[Poly]>,
         z: [u8; 32],
@@ -281,7 +290,13 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     /// does not re-encrypt to itself yields the implicit-rejection secret
     /// J(z ‖ c), selected in constant time.
     pub fn decapsulate(&self, ct: &Ciphertext<P>) -> SharedSecret {
-        dispatch!(B => kem::decaps_internal::<P, B>(self, ct))
+        let parts = kem::DecapsKeyParts {
+            s_hat: &self.s_hat,
+            expanded: &self.ek.expanded,
+            ek_hash: &self.ek.h,
+            z: &self.z,
+        };
+        SharedSecret::new(dispatch!(B => kem::decaps_internal::<P, B>(parts, ct.as_bytes())))
     }
 }
 
