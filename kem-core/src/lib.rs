@@ -16,6 +16,10 @@
 //! - Constant time: no secret-dependent branch, index or division; implicit
 //!   rejection selects J(z ‖ c) without a branch; secrets are zeroized on drop.
 //! - Randomness comes from the caller through [`RandomSource`].
+//! - Backends: portable Rust, and on x86-64 an AVX2 one (4-way Keccak,
+//!   vectorised NTT and sampling), chosen once at run time; see
+//!   [`active_backend`], [`set_backend`], [`with_backend`] and the
+//!   `MLKEM_BACKEND` environment variable. All give the same bytes.
 //!
 //! ```
 //! use kem_core::{Ciphertext, DecapsulationKey, Error, MlKem768};

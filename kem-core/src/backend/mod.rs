@@ -1,6 +1,6 @@
-//! The backend seam: the hot spots of ML-KEM (NTT, matrix and noise
-//! sampling, compression and encoding) as one trait whose methods default to
-//! the portable code. A SIMD backend overrides only what it accelerates; the
+//! The backend seam: the hot spots of ML-KEM (the one-way Keccak, NTT,
+//! base multiplication, matrix and noise sampling, compression and
+//! encoding) as one trait whose methods default to the portable code. A SIMD backend overrides only what it accelerates; the
 //! algorithm code in `pke` and `kem` is generic over the backend and
 //! monomorphised once per backend. The backend is chosen once per process
 //! (see `select`). All backends share one key representation (canonical
