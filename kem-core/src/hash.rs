@@ -85,9 +85,7 @@ impl<const RATE: usize, F: Permutation> Sponge<RATE, F> {
     pub(crate) fn squeeze_block(&mut self, out: &mut [u8]) {
         debug_assert!(out.len() <= RATE);
         F::keccak_f1600(&mut self.state);
-        for (chunk, lane) in out.chunks_mut(8).zip(self.state.iter()) {
-            chunk.copy_from_slice(&lane.to_le_bytes()[..chunk.len()]);
-        }
+        read_lanes(&self.state, out);
     }
 
     /// Squeezes `out.len()` bytes, block after block.
@@ -104,11 +102,20 @@ impl<const RATE: usize, F: Permutation> Drop for Sponge<RATE, F> {
     }
 }
 
-/// XORs one block of input into the first RATE/8 lanes, little-endian.
+/// XORs one block of input (whole 8-byte words) into the first lanes,
+/// little-endian.
 #[inline(always)]
-fn xor_block(state: &mut [u64; 25], block: &[u8]) {
+pub(crate) fn xor_block(state: &mut [u64; 25], block: &[u8]) {
     for (lane, bytes) in state.iter_mut().zip(block.chunks_exact(8)) {
         *lane ^= u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
+    }
+}
+
+/// Writes the first `out.len()` bytes of the state (lanes little-endian).
+#[inline(always)]
+pub(crate) fn read_lanes(state: &[u64; 25], out: &mut [u8]) {
+    for (chunk, lane) in out.chunks_mut(8).zip(state.iter()) {
+        chunk.copy_from_slice(&lane.to_le_bytes()[..chunk.len()]);
     }
 }
 

@@ -12,7 +12,7 @@
 
 use crate::backend::keccak_x4::permute_states;
 use crate::backend::rej_avx2;
-use crate::hash::{SHAKE128_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 
 const SHA3_256_RATE: usize = 136;
@@ -31,16 +31,6 @@ enum Job {
         filled: usize,
     },
     Idle,
-}
-
-/// XORs `block` (at most one rate, whole words or a padded tail already
-/// laid out) into the first lanes of `state`, little-endian.
-fn xor_bytes(state: &mut [u64; 25], block: &[u8]) {
-    for (lane, chunk) in state.iter_mut().zip(block.chunks(8)) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        *lane ^= u64::from_le_bytes(word);
-    }
 }
 
 /// Block `index` of the padded message `data` for a sponge of rate `RATE`
@@ -73,7 +63,7 @@ fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
     input[32] = (entry % k) as u8;
     input[33] = (entry / k) as u8;
     *state = [0; 25];
-    xor_bytes(
+    xor_block(
         state,
         &padded_block::<SHAKE128_RATE>(&input, 0, SHAKE_DOMAIN),
     );
@@ -110,7 +100,7 @@ fn run(ek: Option<&[u8]>, rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32
     let (ek, hash_blocks, samplers) = match ek {
         Some(ek) => {
             let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
-            xor_bytes(&mut states[3], &first);
+            xor_block(&mut states[3], &first);
             jobs[3] = Job::Hash { next_block: 1 };
             (ek, padded_blocks(ek.len(), SHA3_256_RATE), 3)
         }
@@ -134,20 +124,16 @@ fn run(ek: Option<&[u8]>, rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32
             let finished = match job {
                 Job::Hash { next_block } if *next_block < hash_blocks => {
                     let data = padded_block::<SHA3_256_RATE>(ek, *next_block, SHA3_DOMAIN);
-                    xor_bytes(state, &data);
+                    xor_block(state, &data);
                     *next_block += 1;
                     false
                 }
                 Job::Hash { .. } => {
-                    for (chunk, lane) in digest.chunks_exact_mut(8).zip(state.iter()) {
-                        chunk.copy_from_slice(&lane.to_le_bytes());
-                    }
+                    read_lanes(state, &mut digest);
                     true
                 }
                 Job::Sample { entry, filled } => {
-                    for (chunk, lane) in block.chunks_exact_mut(8).zip(state.iter()) {
-                        chunk.copy_from_slice(&lane.to_le_bytes());
-                    }
+                    read_lanes(state, &mut block);
                     *filled = rej_avx2::rejection_sample(&mut out[*entry].coeffs, *filled, &block);
                     *filled == N
                 }
