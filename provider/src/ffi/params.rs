@@ -1,0 +1,395 @@
+//! `OSSL_PARAM` arrays: read the caller's, fill the caller's, build our own.
+//!
+//! Every function here checks the parameter's declared type and size before
+//! touching its data, the way OpenSSL's own `OSSL_PARAM_get_*`/`set_*` do,
+//! so a parameter of the wrong type or size is an error, never a bad read.
+
+use core::ffi::{c_char, c_int, CStr};
+use core::marker::PhantomData;
+use core::ptr;
+
+use super::sys::{
+    OSSL_PARAM, OSSL_PARAM_INTEGER, OSSL_PARAM_OCTET_PTR, OSSL_PARAM_OCTET_STRING,
+    OSSL_PARAM_UNSIGNED_INTEGER, OSSL_PARAM_UTF8_PTR, OSSL_PARAM_UTF8_STRING,
+};
+use crate::error::{ProviderError, Reason};
+
+/// `OSSL_PARAM_UNMODIFIED`: the `return_size` of a parameter not yet set.
+const UNMODIFIED: usize = usize::MAX;
+
+fn wrong_type(key: &CStr, expected: &str) -> ProviderError {
+    ProviderError::new(Reason::InvalidParameter).with_detail(format!(
+        "parameter '{}' must be {expected}",
+        key.to_string_lossy()
+    ))
+}
+
+/// A read-only view of a caller's `const OSSL_PARAM[]` (possibly NULL).
+#[derive(Clone, Copy)]
+pub(crate) struct Params<'a> {
+    ptr: *const OSSL_PARAM,
+    _array: PhantomData<&'a [OSSL_PARAM]>,
+}
+
+impl<'a> Params<'a> {
+    /// Wraps a caller's array.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to an array terminated by an entry with a NULL
+    /// key, valid (and not written by anyone else) for `'a`.
+    pub(crate) unsafe fn from_ptr(ptr: *const OSSL_PARAM) -> Self {
+        Self {
+            ptr,
+            _array: PhantomData,
+        }
+    }
+
+    /// The entries, in order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = Param<'a>> {
+        let mut next = self.ptr;
+        core::iter::from_fn(move || {
+            if next.is_null() {
+                return None;
+            }
+            // SAFETY: `from_ptr`'s contract: entries up to the terminator are
+            // valid for 'a; `next` never moves past the terminator.
+            let entry: &'a OSSL_PARAM = unsafe { &*next };
+            if entry.key.is_null() {
+                return None;
+            }
+            // SAFETY: as above; the terminator is still ahead.
+            next = unsafe { next.add(1) };
+            Some(Param(entry))
+        })
+    }
+
+    /// The first entry named `key`.
+    pub(crate) fn find(self, key: &CStr) -> Option<Param<'a>> {
+        self.iter().find(|p| p.key() == key)
+    }
+}
+
+/// One entry of a caller's parameter array.
+#[derive(Clone, Copy)]
+pub(crate) struct Param<'a>(&'a OSSL_PARAM);
+
+impl<'a> Param<'a> {
+    /// The entry's name.
+    pub(crate) fn key(&self) -> &'a CStr {
+        // SAFETY: the array's contract gives every entry before the
+        // terminator a NUL-terminated key.
+        unsafe { CStr::from_ptr(self.0.key) }
+    }
+
+    /// The bytes of an octet-string parameter.
+    pub(crate) fn octets(&self) -> Result<&'a [u8], ProviderError> {
+        let p = self.0;
+        let (data, len) = match p.data_type {
+            OSSL_PARAM_OCTET_STRING => (p.data.cast_const().cast::<u8>(), p.data_size),
+            OSSL_PARAM_OCTET_PTR if p.data_size == size_of::<*const u8>() && !p.data.is_null() => {
+                // SAFETY: an OCTET_PTR parameter's data is a pointer to the
+                // bytes; its size was checked just above.
+                let inner = unsafe { p.data.cast::<*const u8>().read_unaligned() };
+                (inner, p.return_size)
+            }
+            _ => return Err(wrong_type(self.key(), "an octet string")),
+        };
+        if len == 0 {
+            return Ok(&[]);
+        }
+        if data.is_null() {
+            return Err(wrong_type(self.key(), "a non-NULL octet string"));
+        }
+        // SAFETY: the caller declares `len` readable bytes at `data`, alive
+        // as long as the array ('a).
+        Ok(unsafe { core::slice::from_raw_parts(data, len) })
+    }
+
+    /// The text of a UTF-8 string parameter, up to its first NUL.
+    pub(crate) fn utf8(&self) -> Result<&'a str, ProviderError> {
+        let p = self.0;
+        let (data, len) = match p.data_type {
+            OSSL_PARAM_UTF8_STRING => (p.data.cast_const().cast::<u8>(), p.data_size),
+            OSSL_PARAM_UTF8_PTR if p.data_size == size_of::<*const u8>() && !p.data.is_null() => {
+                // SAFETY: a UTF8_PTR parameter's data is a `const char *`;
+                // its size was checked just above.
+                let inner = unsafe { p.data.cast::<*const c_char>().read_unaligned() };
+                if inner.is_null() {
+                    return Err(wrong_type(self.key(), "a non-NULL string"));
+                }
+                // SAFETY: the pointed-to string is NUL-terminated (UTF8_PTR).
+                let text = unsafe { CStr::from_ptr(inner) };
+                return text
+                    .to_str()
+                    .map_err(|_| wrong_type(self.key(), "UTF-8 text"));
+            }
+            _ => return Err(wrong_type(self.key(), "a UTF-8 string")),
+        };
+        if data.is_null() {
+            return Err(wrong_type(self.key(), "a non-NULL string"));
+        }
+        // SAFETY: the caller declares `len` readable bytes at `data`.
+        let bytes = unsafe { core::slice::from_raw_parts(data, len) };
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        core::str::from_utf8(&bytes[..end]).map_err(|_| wrong_type(self.key(), "UTF-8 text"))
+    }
+}
+
+/// A caller's `OSSL_PARAM[]` to fill in (get_params).
+pub(crate) struct ParamsMut<'a> {
+    ptr: *mut OSSL_PARAM,
+    _array: PhantomData<&'a mut [OSSL_PARAM]>,
+}
+
+impl<'a> ParamsMut<'a> {
+    /// Wraps a caller's array.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to a writable array terminated by an entry
+    /// with a NULL key, whose `data` buffers hold `data_size` writable bytes
+    /// each, valid and unaliased for `'a`.
+    pub(crate) unsafe fn from_ptr(ptr: *mut OSSL_PARAM) -> Self {
+        Self {
+            ptr,
+            _array: PhantomData,
+        }
+    }
+
+    /// Every entry named `key` (OpenSSL fills the first; we fill all, which
+    /// is the same for well-formed arrays).
+    pub(crate) fn find(&mut self, key: &CStr) -> Option<ParamMut<'_>> {
+        if self.ptr.is_null() {
+            return None;
+        }
+        let mut at = self.ptr;
+        loop {
+            // SAFETY: `from_ptr`'s contract; `at` stays within the array.
+            let entry = unsafe { &mut *at };
+            if entry.key.is_null() {
+                return None;
+            }
+            // SAFETY: entries before the terminator have NUL-terminated keys.
+            if unsafe { CStr::from_ptr(entry.key) } == key {
+                return Some(ParamMut(entry));
+            }
+            // SAFETY: the terminator has not been reached yet.
+            at = unsafe { at.add(1) };
+        }
+    }
+}
+
+/// One entry of a caller's array, to be set.
+pub(crate) struct ParamMut<'a>(&'a mut OSSL_PARAM);
+
+impl ParamMut<'_> {
+    fn key(&self) -> &CStr {
+        // SAFETY: see `ParamsMut::find`.
+        unsafe { CStr::from_ptr(self.0.key) }
+    }
+
+    /// Sets an integer parameter of any width OpenSSL uses (4 or 8 bytes,
+    /// signed or unsigned), failing when `value` does not fit.
+    pub(crate) fn set_int(&mut self, value: i64) -> Result<(), ProviderError> {
+        let p = &mut *self.0;
+        let size = p.data_size;
+        let fits = match (p.data_type, size) {
+            (OSSL_PARAM_INTEGER, 4) => i32::try_from(value).is_ok(),
+            (OSSL_PARAM_INTEGER, 8) => true,
+            (OSSL_PARAM_UNSIGNED_INTEGER, 4) => u32::try_from(value).is_ok(),
+            (OSSL_PARAM_UNSIGNED_INTEGER, 8) => value >= 0,
+            _ => return Err(wrong_type(self.key(), "a 32- or 64-bit integer")),
+        };
+        if !fits {
+            return Err(wrong_type(self.key(), "wide enough for its value"));
+        }
+        p.return_size = size;
+        if p.data.is_null() {
+            return Ok(());
+        }
+        // SAFETY (each arm): the caller declared `size` writable bytes of
+        // this type at `data`; the value fits (checked above).
+        unsafe {
+            match (p.data_type, size) {
+                (OSSL_PARAM_INTEGER, 4) => p.data.cast::<i32>().write_unaligned(value as i32),
+                (OSSL_PARAM_INTEGER, _) => p.data.cast::<i64>().write_unaligned(value),
+                (_, 4) => p.data.cast::<u32>().write_unaligned(value as u32),
+                _ => p.data.cast::<u64>().write_unaligned(value as u64),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets an octet-string parameter. A NULL `data` is a size query.
+    pub(crate) fn set_octets(&mut self, value: &[u8]) -> Result<(), ProviderError> {
+        let p = &mut *self.0;
+        if p.data_type != OSSL_PARAM_OCTET_STRING {
+            return Err(wrong_type(self.key(), "an octet string"));
+        }
+        p.return_size = value.len();
+        if p.data.is_null() {
+            return Ok(());
+        }
+        if p.data_size < value.len() {
+            return Err(
+                ProviderError::new(Reason::OutputBufferTooSmall).with_detail(format!(
+                    "parameter '{}' needs {} bytes",
+                    self.key().to_string_lossy(),
+                    value.len()
+                )),
+            );
+        }
+        // SAFETY: `data` holds `data_size >= value.len()` writable bytes
+        // that cannot overlap our own `value`.
+        unsafe { ptr::copy_nonoverlapping(value.as_ptr(), p.data.cast::<u8>(), value.len()) };
+        Ok(())
+    }
+
+    /// Sets a UTF-8 string parameter (a string buffer, or a pointer to our
+    /// `'static` text). A NULL buffer is a size query.
+    pub(crate) fn set_utf8(&mut self, value: &'static CStr) -> Result<(), ProviderError> {
+        let p = &mut *self.0;
+        let text = value.to_bytes();
+        match p.data_type {
+            OSSL_PARAM_UTF8_PTR => {
+                // As OpenSSL's `OSSL_PARAM_set_utf8_ptr`, whose callers
+                // often declare a size of 0: only `data` is checked.
+                if p.data.is_null() {
+                    return Err(wrong_type(self.key(), "a non-NULL string pointer"));
+                }
+                p.return_size = text.len();
+                // SAFETY: a UTF8_PTR parameter's `data` points at a
+                // `const char *` to set; the
+                // text is 'static so the pointer stays valid.
+                unsafe {
+                    p.data
+                        .cast::<*const c_char>()
+                        .write_unaligned(value.as_ptr())
+                };
+                Ok(())
+            }
+            OSSL_PARAM_UTF8_STRING => {
+                p.return_size = text.len();
+                if p.data.is_null() {
+                    return Ok(());
+                }
+                if p.data_size < text.len() {
+                    return Err(wrong_type(self.key(), "long enough for its value"));
+                }
+                // SAFETY: room for `text.len()` bytes (checked), plus the
+                // NUL only when there is room for it, as OpenSSL does.
+                unsafe {
+                    ptr::copy_nonoverlapping(text.as_ptr(), p.data.cast::<u8>(), text.len());
+                    if p.data_size > text.len() {
+                        p.data.cast::<u8>().add(text.len()).write(0);
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(wrong_type(self.key(), "a UTF-8 string")),
+        }
+    }
+}
+
+/// A parameter array we build and pass to a callback, borrowing its data.
+pub(crate) struct ParamList<'a> {
+    params: Vec<OSSL_PARAM>,
+    _data: PhantomData<&'a [u8]>,
+}
+
+impl<'a> ParamList<'a> {
+    /// An empty list.
+    pub(crate) fn new() -> Self {
+        Self {
+            params: Vec::with_capacity(8),
+            _data: PhantomData,
+        }
+    }
+
+    fn push(&mut self, key: &'static CStr, data_type: u32, data: *const u8, size: usize) {
+        self.params.push(OSSL_PARAM {
+            key: key.as_ptr(),
+            data_type,
+            data: data.cast_mut().cast(),
+            data_size: size,
+            return_size: UNMODIFIED,
+        });
+    }
+
+    /// Adds an octet string.
+    pub(crate) fn octets(mut self, key: &'static CStr, data: &'a [u8]) -> Self {
+        self.push(key, OSSL_PARAM_OCTET_STRING, data.as_ptr(), data.len());
+        self
+    }
+
+    /// Adds a UTF-8 string.
+    pub(crate) fn utf8(mut self, key: &'static CStr, text: &'a CStr) -> Self {
+        let bytes = text.to_bytes();
+        self.push(key, OSSL_PARAM_UTF8_STRING, bytes.as_ptr(), bytes.len());
+        self
+    }
+
+    /// Adds a C `int`.
+    pub(crate) fn int(mut self, key: &'static CStr, value: &'a c_int) -> Self {
+        self.push(
+            key,
+            OSSL_PARAM_INTEGER,
+            ptr::from_ref(value).cast(),
+            size_of::<c_int>(),
+        );
+        self
+    }
+
+    /// Adds an unsigned int.
+    pub(crate) fn uint(mut self, key: &'static CStr, value: &'a core::ffi::c_uint) -> Self {
+        self.push(
+            key,
+            OSSL_PARAM_UNSIGNED_INTEGER,
+            ptr::from_ref(value).cast(),
+            size_of::<core::ffi::c_uint>(),
+        );
+        self
+    }
+
+    /// The terminated array, valid while `self` lives and is not changed.
+    pub(crate) fn as_ptr(&mut self) -> *const OSSL_PARAM {
+        if self.params.last().is_none_or(|last| !last.key.is_null()) {
+            self.params.push(END);
+        }
+        self.params.as_ptr()
+    }
+}
+
+/// The end-of-array marker.
+pub(crate) const END: OSSL_PARAM = OSSL_PARAM {
+    key: ptr::null(),
+    data_type: 0,
+    data: ptr::null_mut(),
+    data_size: 0,
+    return_size: 0,
+};
+
+/// A descriptor entry for gettable/settable tables.
+pub(crate) const fn describe(key: &'static CStr, data_type: u32) -> OSSL_PARAM {
+    OSSL_PARAM {
+        key: key.as_ptr(),
+        data_type,
+        data: ptr::null_mut(),
+        data_size: 0,
+        return_size: UNMODIFIED,
+    }
+}
+
+/// Descriptor of an octet-string parameter.
+pub(crate) const fn describe_octets(key: &'static CStr) -> OSSL_PARAM {
+    describe(key, OSSL_PARAM_OCTET_STRING)
+}
+
+/// Descriptor of an integer parameter.
+pub(crate) const fn describe_int(key: &'static CStr) -> OSSL_PARAM {
+    describe(key, OSSL_PARAM_INTEGER)
+}
+
+/// Descriptor of a UTF-8 string parameter.
+pub(crate) const fn describe_utf8(key: &'static CStr) -> OSSL_PARAM {
+    describe(key, OSSL_PARAM_UTF8_STRING)
+}

@@ -1,0 +1,241 @@
+//! The core's functions handed to `OSSL_provider_init` ("upcalls"): error
+//! reporting, configuration values, object registration and core BIOs.
+//!
+//! The function pointers are the same for every instance of the provider in
+//! a process (they live in the one libcrypto that loaded us); the handle is
+//! per instance. Errors are raised through the most recently initialised
+//! instance that is still alive, which registers the same reason strings.
+
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ptr;
+use std::ffi::CString;
+use std::sync::{Mutex, OnceLock};
+
+use super::sys::{self, OSSL_CORE_BIO, OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_PARAM};
+use crate::error::{ProviderError, Reason};
+
+/// The upcalls this provider uses.
+pub(crate) struct Upcalls {
+    get_params: sys::OSSL_FUNC_core_get_params_fn,
+    new_error: sys::OSSL_FUNC_core_new_error_fn,
+    set_error_debug: sys::OSSL_FUNC_core_set_error_debug_fn,
+    vset_error: sys::OSSL_FUNC_core_vset_error_fn,
+    obj_create: sys::OSSL_FUNC_core_obj_create_fn,
+    bio_read_ex: sys::OSSL_FUNC_BIO_read_ex_fn,
+    bio_write_ex: sys::OSSL_FUNC_BIO_write_ex_fn,
+    /// One core function's address, to find the libcrypto that loaded us.
+    pub(crate) anchor: *const c_void,
+}
+
+// SAFETY: plain function pointers into libcrypto, callable from any thread
+// (OpenSSL's core functions are thread-safe).
+unsafe impl Send for Upcalls {}
+// SAFETY: as above; the struct is never mutated after init.
+unsafe impl Sync for Upcalls {}
+
+static UPCALLS: OnceLock<Upcalls> = OnceLock::new();
+/// Handles of the live instances, most recent last (as integers).
+static LIVE_HANDLES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Reads the upcalls from the core's dispatch table (first init only) and
+/// records `handle` as live.
+///
+/// # Safety
+/// `input` is the core's dispatch table passed to `OSSL_provider_init`.
+pub(crate) unsafe fn register(
+    handle: *const OSSL_CORE_HANDLE,
+    input: *const OSSL_DISPATCH,
+) -> &'static Upcalls {
+    let upcalls = UPCALLS.get_or_init(|| {
+        let mut u = Upcalls {
+            get_params: None,
+            new_error: None,
+            set_error_debug: None,
+            vset_error: None,
+            obj_create: None,
+            bio_read_ex: None,
+            bio_write_ex: None,
+            anchor: ptr::null(),
+        };
+        let mut at = input;
+        // SAFETY: the core's table is terminated by a zero function id;
+        // each entry's function has the type its id names (the casts below).
+        unsafe {
+            while !at.is_null() && (*at).function_id != 0 {
+                let f = (*at).function;
+                match (*at).function_id as u32 {
+                    sys::OSSL_FUNC_CORE_GET_PARAMS => {
+                        u.get_params = core::mem::transmute(f);
+                        u.anchor = f.map_or(ptr::null(), |f| f as *const c_void);
+                    }
+                    sys::OSSL_FUNC_CORE_NEW_ERROR => u.new_error = core::mem::transmute(f),
+                    sys::OSSL_FUNC_CORE_SET_ERROR_DEBUG => {
+                        u.set_error_debug = core::mem::transmute(f)
+                    }
+                    sys::OSSL_FUNC_CORE_VSET_ERROR => u.vset_error = core::mem::transmute(f),
+                    sys::OSSL_FUNC_CORE_OBJ_CREATE => u.obj_create = core::mem::transmute(f),
+                    sys::OSSL_FUNC_BIO_READ_EX => u.bio_read_ex = core::mem::transmute(f),
+                    sys::OSSL_FUNC_BIO_WRITE_EX => u.bio_write_ex = core::mem::transmute(f),
+                    _ => {}
+                }
+                at = at.add(1);
+            }
+        }
+        u
+    });
+    if let Ok(mut live) = LIVE_HANDLES.lock() {
+        live.push(handle as usize);
+    }
+    upcalls
+}
+
+/// Forgets `handle` (provider teardown).
+pub(crate) fn unregister(handle: *const OSSL_CORE_HANDLE) {
+    if let Ok(mut live) = LIVE_HANDLES.lock() {
+        if let Some(at) = live.iter().rposition(|&h| h == handle as usize) {
+            live.remove(at);
+        }
+    }
+}
+
+/// The upcalls, once any instance has been initialised.
+pub(crate) fn upcalls() -> Option<&'static Upcalls> {
+    UPCALLS.get()
+}
+
+fn live_handle() -> Option<*const OSSL_CORE_HANDLE> {
+    let live = LIVE_HANDLES.lock().ok()?;
+    live.last().map(|&h| h as *const OSSL_CORE_HANDLE)
+}
+
+/// Puts `error` on OpenSSL's error stack, attributed to `function`.
+pub(crate) fn raise(error: &ProviderError, function: &'static CStr) {
+    let (Some(u), Some(handle)) = (upcalls(), live_handle()) else {
+        return;
+    };
+    let (Some(new_error), Some(vset_error)) = (u.new_error, u.vset_error) else {
+        return;
+    };
+    // The detail becomes the format string, with every '%' doubled so that
+    // it has no conversions and the (empty) argument list is never read.
+    let detail = error
+        .detail
+        .as_deref()
+        .map(|d| CString::new(d.replace('%', "%%").replace('\0', "")).unwrap_or_default());
+    // SAFETY: `handle` is a live instance's handle; the strings outlive the
+    // calls; `args` is a zeroed va_list that vset_error never reads because
+    // the format has no conversions (or is NULL).
+    unsafe {
+        new_error(handle);
+        if let Some(set_debug) = u.set_error_debug {
+            set_debug(handle, c"mlkem-provider".as_ptr(), 0, function.as_ptr());
+        }
+        let mut args: sys::__va_list_tag = core::mem::zeroed();
+        let format = detail.as_ref().map_or(ptr::null(), |d| d.as_ptr());
+        vset_error(handle, error.reason.code(), format, &mut args);
+    }
+}
+
+/// Reads one configuration value of this provider's `openssl.cnf` section.
+pub(crate) fn config_value(handle: *const OSSL_CORE_HANDLE, key: &CStr) -> Option<String> {
+    let get_params = upcalls()?.get_params?;
+    let mut value: *const c_char = ptr::null();
+    let mut params = [
+        OSSL_PARAM {
+            key: key.as_ptr(),
+            data_type: sys::OSSL_PARAM_UTF8_PTR,
+            data: ptr::from_mut(&mut value).cast(),
+            data_size: size_of::<*const c_char>(),
+            return_size: usize::MAX,
+        },
+        super::params::END,
+    ];
+    // SAFETY: `params` is a terminated array whose one entry points at
+    // `value`; the core stores a pointer to its own, longer-lived string.
+    let ok = unsafe { get_params(handle, params.as_mut_ptr()) };
+    if ok != 1 || value.is_null() {
+        return None;
+    }
+    // SAFETY: the core returned a NUL-terminated configuration string.
+    Some(
+        unsafe { CStr::from_ptr(value) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// Registers an OID with its short and long names (`core_obj_create`);
+/// true when the core knows it afterwards.
+pub(crate) fn create_object(
+    handle: *const OSSL_CORE_HANDLE,
+    oid: &CStr,
+    short_name: &CStr,
+    long_name: &CStr,
+) -> bool {
+    let Some(obj_create) = upcalls().and_then(|u| u.obj_create) else {
+        return false;
+    };
+    // SAFETY: valid handle and NUL-terminated strings.
+    unsafe {
+        obj_create(
+            handle,
+            oid.as_ptr(),
+            short_name.as_ptr(),
+            long_name.as_ptr(),
+        ) == 1
+    }
+}
+
+/// Reads a core BIO to its end, refusing more than `limit` bytes.
+///
+/// # Safety
+/// `bio` is a core BIO handed to a decoder.
+pub(crate) unsafe fn bio_read_all(
+    bio: *mut OSSL_CORE_BIO,
+    limit: usize,
+) -> Result<Vec<u8>, ProviderError> {
+    let read = upcalls().and_then(|u| u.bio_read_ex).ok_or_else(|| {
+        ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_read_ex")
+    })?;
+    let mut data = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut got = 0usize;
+        // SAFETY: `chunk` has room for its length; `bio` is the core's.
+        let ok = unsafe { read(bio, chunk.as_mut_ptr().cast(), chunk.len(), &mut got) };
+        if ok != 1 || got == 0 {
+            break;
+        }
+        data.extend_from_slice(&chunk[..got.min(chunk.len())]);
+        if data.len() > limit {
+            return Err(ProviderError::new(Reason::BadEncoding).with_detail("input too large"));
+        }
+    }
+    Ok(data)
+}
+
+/// Writes all of `data` to a core BIO.
+///
+/// # Safety
+/// `bio` is a core BIO handed to an encoder.
+pub(crate) unsafe fn bio_write_all(
+    bio: *mut OSSL_CORE_BIO,
+    data: &[u8],
+) -> Result<(), ProviderError> {
+    let write = upcalls().and_then(|u| u.bio_write_ex).ok_or_else(|| {
+        ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_write_ex")
+    })?;
+    let mut rest = data;
+    while !rest.is_empty() {
+        let mut written = 0usize;
+        // SAFETY: `rest` is readable for its length; `bio` is the core's.
+        let ok: c_int = unsafe { write(bio, rest.as_ptr().cast(), rest.len(), &mut written) };
+        if ok != 1 || written == 0 {
+            return Err(
+                ProviderError::new(Reason::LibcryptoFailure).with_detail("BIO write failed")
+            );
+        }
+        rest = &rest[written.min(rest.len())..];
+    }
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! The KEM operation (`OSSL_OP_KEM`): encapsulate and decapsulate, with
+//! OpenSSL 3.5's size-query semantics and its one-shot `ikme` parameter.
+
+use core::ffi::{c_int, c_void};
+
+use kem_core::{MESSAGE_LEN, SHARED_SECRET_LEN};
+use zeroize::Zeroizing;
+
+use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::guard::{guard, non_null, SUCCESS};
+use crate::ffi::names;
+use crate::ffi::params::{describe_octets, Params, END};
+use crate::ffi::sys::{OSSL_DISPATCH, OSSL_PARAM};
+use crate::ffi::{dispatch_table, StaticTable};
+use crate::key::MlKemKey;
+use crate::keymgmt::key_ref;
+use crate::provider::ProvCtx;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    None,
+    Encapsulate,
+    Decapsulate,
+}
+
+/// A KEM context: the key (owned by OpenSSL, alive while the context uses
+/// it), the operation, and a one-shot m from `ikme`.
+#[derive(Clone)]
+struct KemCtx {
+    prov: &'static ProvCtx,
+    key: *const MlKemKey,
+    operation: Operation,
+    ikme: Option<Zeroizing<[u8; MESSAGE_LEN]>>,
+}
+
+/// Borrows a KEM context.
+///
+/// # Safety
+/// `ptr` is NULL or a live context from `newctx`/`dupctx`.
+unsafe fn kem_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut KemCtx> {
+    non_null(ptr, "KEM context")?;
+    // SAFETY: the caller's contract.
+    Ok(unsafe { &mut *ptr.cast::<KemCtx>() })
+}
+
+impl KemCtx {
+    fn key(&self) -> Result<&MlKemKey> {
+        if self.key.is_null() {
+            return Err(
+                ProviderError::new(Reason::CallOutOfOrder).with_detail("no key: call *_init first")
+            );
+        }
+        // SAFETY: set by *_init from the core's key, which the EVP_PKEY_CTX
+        // keeps alive while this context exists.
+        Ok(unsafe { &*self.key })
+    }
+
+    fn set_params(&mut self, params: Params<'_>) -> Result<()> {
+        if self.operation == Operation::Decapsulate {
+            // Decapsulation is deterministic.
+            self.ikme = None;
+        }
+        if self.operation != Operation::Encapsulate {
+            return Ok(());
+        }
+        if let Some(p) = params.find(names::KEM_IKME) {
+            let m = p.octets()?;
+            let m: [u8; MESSAGE_LEN] = m.try_into().map_err(|_| {
+                ProviderError::new(Reason::InvalidLength)
+                    .with_detail(format!("ikme must be {MESSAGE_LEN} bytes, got {}", m.len()))
+            })?;
+            self.ikme = Some(Zeroizing::new(m));
+        }
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {
+    guard(c"kem_newctx", || {
+        // SAFETY: the core passes our provctx, alive while the context is.
+        let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
+        let ctx = KemCtx {
+            prov,
+            key: core::ptr::null(),
+            operation: Operation::None,
+            ikme: None,
+        };
+        Ok(Box::into_raw(Box::new(ctx)).cast::<c_void>())
+    })
+}
+
+unsafe extern "C" fn freectx(ctx: *mut c_void) {
+    guard(c"kem_freectx", || {
+        if !ctx.is_null() {
+            // SAFETY: from `newctx`/`dupctx`; the core frees it once.
+            drop(unsafe { Box::from_raw(ctx.cast::<KemCtx>()) });
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn dupctx(ctx: *mut c_void) -> *mut c_void {
+    guard(c"kem_dupctx", || {
+        // SAFETY: the core passes our context.
+        let ctx = unsafe { kem_ctx(ctx)? };
+        Ok(Box::into_raw(Box::new(ctx.clone())).cast::<c_void>())
+    })
+}
+
+fn init(
+    ctx: *mut c_void,
+    key: *mut c_void,
+    params: *const OSSL_PARAM,
+    operation: Operation,
+) -> Result<c_int> {
+    // SAFETY: the core passes our context, one of our keys, a valid array.
+    let (ctx, key_obj, params) =
+        unsafe { (kem_ctx(ctx)?, key_ref(key)?, Params::from_ptr(params)) };
+    match operation {
+        Operation::Decapsulate => key_obj.private().map(drop)?,
+        _ => key_obj.public().map(drop)?,
+    }
+    ctx.key = key.cast_const().cast();
+    ctx.operation = operation;
+    ctx.ikme = None;
+    ctx.set_params(params)?;
+    SUCCESS
+}
+
+unsafe extern "C" fn encapsulate_init(
+    ctx: *mut c_void,
+    key: *mut c_void,
+    params: *const OSSL_PARAM,
+) -> c_int {
+    guard(c"kem_encapsulate_init", || {
+        init(ctx, key, params, Operation::Encapsulate)
+    })
+}
+
+unsafe extern "C" fn decapsulate_init(
+    ctx: *mut c_void,
+    key: *mut c_void,
+    params: *const OSSL_PARAM,
+) -> c_int {
+    guard(c"kem_decapsulate_init", || {
+        init(ctx, key, params, Operation::Decapsulate)
+    })
+}
+
+fn too_small(what: &str) -> ProviderError {
+    ProviderError::new(Reason::OutputBufferTooSmall).with_detail(format!("{what} buffer too small"))
+}
+
+/// Checks a caller's `*len` against `need` and sets it.
+///
+/// # Safety
+/// `len` is NULL or valid for reads and writes.
+unsafe fn claim(len: *mut usize, need: usize, what: &str) -> Result<()> {
+    non_null(len, &format!("{what} length pointer"))?;
+    // SAFETY: non-NULL, the caller's contract.
+    unsafe {
+        if *len < need {
+            return Err(too_small(what));
+        }
+        *len = need;
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn encapsulate(
+    ctx: *mut c_void,
+    out: *mut u8,
+    out_len: *mut usize,
+    secret: *mut u8,
+    secret_len: *mut usize,
+) -> c_int {
+    guard(c"kem_encapsulate", || {
+        // SAFETY: the core passes our context.
+        let ctx = unsafe { kem_ctx(ctx)? };
+        if ctx.operation != Operation::Encapsulate {
+            return Err(ProviderError::new(Reason::CallOutOfOrder)
+                .with_detail("encapsulate_init not called"));
+        }
+        // One-shot entropy: taken now, whatever happens below.
+        let ikme = ctx.ikme.take();
+        let key = ctx.key()?;
+        let data = key.public()?;
+        let ct_len = key.alg.ct_len;
+        if out.is_null() {
+            // Size query.
+            if out_len.is_null() && secret_len.is_null() {
+                return Ok(0);
+            }
+            // SAFETY: non-NULL out-pointers from the caller.
+            unsafe {
+                if !out_len.is_null() {
+                    *out_len = ct_len;
+                }
+                if !secret_len.is_null() {
+                    *secret_len = SHARED_SECRET_LEN;
+                }
+            }
+            return SUCCESS;
+        }
+        non_null(secret, "shared-secret buffer")?;
+        // SAFETY: the caller's length pointers (NULL is rejected).
+        unsafe {
+            claim(out_len, ct_len, "ciphertext")?;
+            claim(secret_len, SHARED_SECRET_LEN, "shared-secret")?;
+        }
+        let m = match ikme {
+            Some(m) => m,
+            None => {
+                let mut m = Zeroizing::new([0u8; MESSAGE_LEN]);
+                ctx.prov.random(m.as_mut_slice(), key.alg.security_bits)?;
+                m
+            }
+        };
+        // SAFETY: the caller provides `ct_len` and 32 writable bytes (the
+        // lengths it declared were checked above).
+        let (ct, k) = unsafe {
+            (
+                core::slice::from_raw_parts_mut(out, ct_len),
+                &mut *secret.cast::<[u8; SHARED_SECRET_LEN]>(),
+            )
+        };
+        data.encapsulate(&m, ct, k);
+        SUCCESS
+    })
+}
+
+unsafe extern "C" fn decapsulate(
+    ctx: *mut c_void,
+    secret: *mut u8,
+    secret_len: *mut usize,
+    ct: *const u8,
+    ct_len: usize,
+) -> c_int {
+    guard(c"kem_decapsulate", || {
+        // SAFETY: the core passes our context.
+        let ctx = unsafe { kem_ctx(ctx)? };
+        if ctx.operation != Operation::Decapsulate {
+            return Err(ProviderError::new(Reason::CallOutOfOrder)
+                .with_detail("decapsulate_init not called"));
+        }
+        let key = ctx.key()?;
+        let data = key.private()?;
+        if secret.is_null() {
+            non_null(secret_len, "shared-secret length pointer")?;
+            // SAFETY: non-NULL out-pointer.
+            unsafe { *secret_len = SHARED_SECRET_LEN };
+            return SUCCESS;
+        }
+        if !secret_len.is_null() {
+            // SAFETY: the caller's length pointer.
+            unsafe { claim(secret_len, SHARED_SECRET_LEN, "shared-secret")? };
+        }
+        non_null(ct, "ciphertext")?;
+        if ct_len != key.alg.ct_len {
+            return Err(
+                ProviderError::new(Reason::InvalidLength).with_detail(format!(
+                    "{} ciphertext must be {} bytes, got {ct_len}",
+                    key.alg.layout.name, key.alg.ct_len
+                )),
+            );
+        }
+        // SAFETY: `ct` holds `ct_len` readable bytes; `secret` 32 writable.
+        let (ct, k) = unsafe {
+            (
+                core::slice::from_raw_parts(ct, ct_len),
+                &mut *secret.cast::<[u8; SHARED_SECRET_LEN]>(),
+            )
+        };
+        data.decapsulate(ct, k)?;
+        SUCCESS
+    })
+}
+
+unsafe extern "C" fn set_ctx_params(ctx: *mut c_void, params: *const OSSL_PARAM) -> c_int {
+    guard(c"kem_set_ctx_params", || {
+        // SAFETY: the core passes our context and a valid array.
+        let (ctx, params) = unsafe { (kem_ctx(ctx)?, Params::from_ptr(params)) };
+        ctx.set_params(params)?;
+        SUCCESS
+    })
+}
+
+static SETTABLE: StaticTable<[OSSL_PARAM; 2]> =
+    StaticTable([describe_octets(names::KEM_IKME), END]);
+
+unsafe extern "C" fn settable_ctx_params(
+    _ctx: *mut c_void,
+    _provctx: *mut c_void,
+) -> *const OSSL_PARAM {
+    SETTABLE.0.as_ptr()
+}
+
+/// The KEM dispatch table (shared by the three parameter sets: the key
+/// knows its own).
+pub(crate) static FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![
+    OSSL_FUNC_KEM_NEWCTX => OSSL_FUNC_kem_newctx_fn = newctx,
+    OSSL_FUNC_KEM_FREECTX => OSSL_FUNC_kem_freectx_fn = freectx,
+    OSSL_FUNC_KEM_DUPCTX => OSSL_FUNC_kem_dupctx_fn = dupctx,
+    OSSL_FUNC_KEM_ENCAPSULATE_INIT => OSSL_FUNC_kem_encapsulate_init_fn = encapsulate_init,
+    OSSL_FUNC_KEM_ENCAPSULATE => OSSL_FUNC_kem_encapsulate_fn = encapsulate,
+    OSSL_FUNC_KEM_DECAPSULATE_INIT => OSSL_FUNC_kem_decapsulate_init_fn = decapsulate_init,
+    OSSL_FUNC_KEM_DECAPSULATE => OSSL_FUNC_kem_decapsulate_fn = decapsulate,
+    OSSL_FUNC_KEM_SET_CTX_PARAMS => OSSL_FUNC_kem_set_ctx_params_fn = set_ctx_params,
+    OSSL_FUNC_KEM_SETTABLE_CTX_PARAMS => OSSL_FUNC_kem_settable_ctx_params_fn = settable_ctx_params,
+];

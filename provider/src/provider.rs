@@ -1,0 +1,401 @@
+//! The provider object: init and teardown, provider parameters, the
+//! algorithm tables for each operation, capabilities and reason strings.
+
+use core::ffi::{c_int, c_uint, c_void, CStr};
+use std::ffi::CString;
+use std::sync::OnceLock;
+
+use kem_core::BackendKind;
+
+use crate::algorithms::{Algorithm, ML_KEM};
+use crate::codec::{parse_format_list, PrivateKeyFormat};
+use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::guard::{guard, non_null, SUCCESS};
+use crate::ffi::libcrypto::{self, ChildLibCtx};
+use crate::ffi::names;
+use crate::ffi::params::{describe_int, describe_utf8, ParamList, ParamsMut, END};
+use crate::ffi::sys::{
+    self, OSSL_ALGORITHM, OSSL_CALLBACK, OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_ITEM, OSSL_PARAM,
+};
+use crate::ffi::{dispatch_table, upcalls, StaticTable};
+use crate::{decoder, encoder, kem, keymgmt};
+
+/// The property every algorithm carries, for `-propquery provider=mlkem`.
+pub(crate) const PROPERTY: &str = "provider=mlkem";
+
+/// Per-instance state: what `provctx` points at.
+pub(crate) struct ProvCtx {
+    pub(crate) handle: *const OSSL_CORE_HANDLE,
+    /// Child of the core's library context: randomness and ciphers.
+    pub(crate) libctx: ChildLibCtx,
+    /// Private-key output formats, most preferred first.
+    pub(crate) output_formats: Vec<PrivateKeyFormat>,
+    /// Private-key input formats accepted.
+    pub(crate) input_formats: Vec<PrivateKeyFormat>,
+    /// Whether keys keep their seed (`ml-kem.retain_seed`).
+    pub(crate) retain_seed: bool,
+}
+
+// SAFETY: `handle` is an opaque token the core accepts from any thread; the
+// rest is owned, thread-safe data, immutable after init.
+unsafe impl Send for ProvCtx {}
+// SAFETY: as above.
+unsafe impl Sync for ProvCtx {}
+
+impl ProvCtx {
+    /// Fills `out` from OpenSSL's DRBG at `strength` bits.
+    pub(crate) fn random(&self, out: &mut [u8], strength: u32) -> Result<()> {
+        self.libctx.random_bytes(out, strength)
+    }
+
+    /// Borrows the context behind a `provctx` pointer.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or a `provctx` this provider returned from init that
+    /// has not been torn down.
+    pub(crate) unsafe fn from_ptr<'a>(ptr: *mut c_void) -> Result<&'a ProvCtx> {
+        non_null(ptr, "provider context")?;
+        // SAFETY: the caller's contract.
+        Ok(unsafe { &*ptr.cast::<ProvCtx>() })
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "yes" | "true" | "on" => Some(true),
+        "0" | "no" | "false" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn config_error(key: &CStr, value: &str) -> ProviderError {
+    ProviderError::new(Reason::InvalidParameter).with_detail(format!(
+        "invalid provider configuration {} = {value}",
+        key.to_string_lossy()
+    ))
+}
+
+/// Reads this instance's `openssl.cnf` settings.
+fn configure(
+    handle: *const OSSL_CORE_HANDLE,
+) -> Result<(Vec<PrivateKeyFormat>, Vec<PrivateKeyFormat>, bool)> {
+    let formats = |key: &CStr| -> Result<Vec<PrivateKeyFormat>> {
+        let value = upcalls::config_value(handle, key);
+        parse_format_list(value.as_deref())
+            .map_err(|_| config_error(key, value.as_deref().unwrap_or("")))
+    };
+    let output = formats(names::CONF_OUTPUT_FORMATS)?;
+    let input = formats(names::CONF_INPUT_FORMATS)?;
+    let retain_seed = match upcalls::config_value(handle, names::CONF_RETAIN_SEED) {
+        None => true,
+        Some(v) => parse_bool(&v).ok_or_else(|| config_error(names::CONF_RETAIN_SEED, &v))?,
+    };
+    if let Some(name) = upcalls::config_value(handle, names::CONF_BACKEND) {
+        let kind = BackendKind::from_name(&name)
+            .ok_or_else(|| config_error(names::CONF_BACKEND, &name))?;
+        kem_core::set_backend(kind).map_err(|_| {
+            ProviderError::new(Reason::BackendUnavailable)
+                .with_detail(format!("backend {name} cannot run on this CPU"))
+        })?;
+    }
+    Ok((output, input, retain_seed))
+}
+
+/// Registers the OIDs with the core, for OpenSSL versions that lack them
+/// (before 3.5). Already-known OIDs are accepted as they are.
+fn register_oids(handle: *const OSSL_CORE_HANDLE) {
+    for alg in &ML_KEM {
+        // A failure only means the name is taken by an equal definition
+        // or the core is older; decoding works by OID either way.
+        let _ = upcalls::create_object(handle, alg.oid, alg.oid_short_name, alg.oid_long_name);
+    }
+}
+
+/// The provider's entry point, called by OpenSSL when it loads the module.
+///
+/// # Safety
+/// Called by OpenSSL's core with its handle, its dispatch table and two
+/// out-pointers, as `OSSL_provider_init_fn` specifies.
+#[no_mangle]
+pub unsafe extern "C" fn OSSL_provider_init(
+    handle: *const OSSL_CORE_HANDLE,
+    input: *const OSSL_DISPATCH,
+    out: *mut *const OSSL_DISPATCH,
+    provctx: *mut *mut c_void,
+) -> c_int {
+    guard(c"OSSL_provider_init", || {
+        non_null(out, "dispatch out-pointer")?;
+        non_null(provctx, "provctx out-pointer")?;
+        non_null(input, "core dispatch table")?;
+        // SAFETY: `input` is the core's table (init's contract).
+        let upcalls = unsafe { upcalls::register(handle, input) };
+        let result = (|| {
+            let lib = libcrypto::init(upcalls.anchor)?;
+            let (output_formats, input_formats, retain_seed) = configure(handle)?;
+            // SAFETY: `handle` and `input` are init's arguments.
+            let libctx = unsafe { ChildLibCtx::new(lib, handle, input)? };
+            register_oids(handle);
+            Ok(Box::new(ProvCtx {
+                handle,
+                libctx,
+                output_formats,
+                input_formats,
+                retain_seed,
+            }))
+        })();
+        match result {
+            Ok(ctx) => {
+                // SAFETY: both out-pointers were checked non-NULL above.
+                unsafe {
+                    *out = PROVIDER_FUNCTIONS.as_ptr();
+                    *provctx = Box::into_raw(ctx).cast();
+                }
+                SUCCESS
+            }
+            Err(error) => {
+                // Raise while this handle is still registered, then forget it.
+                upcalls::raise(&error, c"OSSL_provider_init");
+                upcalls::unregister(handle);
+                Ok(0)
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn teardown(provctx: *mut c_void) {
+    guard(c"teardown", || {
+        if provctx.is_null() {
+            return Ok(());
+        }
+        // SAFETY: `provctx` came from `Box::into_raw` in init and the core
+        // calls teardown once, after every object of ours is freed.
+        let ctx = unsafe { Box::from_raw(provctx.cast::<ProvCtx>()) };
+        upcalls::unregister(ctx.handle);
+        drop(ctx);
+        Ok(())
+    })
+}
+
+static GETTABLE_PARAMS: StaticTable<[OSSL_PARAM; 6]> = StaticTable([
+    describe_utf8(names::PROV_NAME),
+    describe_utf8(names::PROV_VERSION),
+    describe_utf8(names::PROV_BUILDINFO),
+    describe_int(names::PROV_STATUS),
+    describe_utf8(names::PROV_BACKEND),
+    END,
+]);
+
+unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
+    GETTABLE_PARAMS.0.as_ptr()
+}
+
+fn backend_name(kind: BackendKind) -> &'static CStr {
+    match kind.name() {
+        "avx2" => c"avx2",
+        _ => c"portable",
+    }
+}
+
+unsafe extern "C" fn get_params(_provctx: *mut c_void, params: *mut OSSL_PARAM) -> c_int {
+    guard(c"get_params", || {
+        // SAFETY: the core passes a valid, terminated array (or NULL).
+        let mut params = unsafe { ParamsMut::from_ptr(params) };
+        if let Some(mut p) = params.find(names::PROV_NAME) {
+            p.set_utf8(c"mlkem: ML-KEM (FIPS 203) provider in Rust")?;
+        }
+        if let Some(mut p) = params.find(names::PROV_VERSION) {
+            p.set_utf8(VERSION)?;
+        }
+        if let Some(mut p) = params.find(names::PROV_BUILDINFO) {
+            p.set_utf8(BUILDINFO)?;
+        }
+        if let Some(mut p) = params.find(names::PROV_STATUS) {
+            p.set_int(1)?;
+        }
+        if let Some(mut p) = params.find(names::PROV_BACKEND) {
+            p.set_utf8(backend_name(kem_core::active_backend()))?;
+        }
+        SUCCESS
+    })
+}
+
+const VERSION: &CStr =
+    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(v) => v,
+        Err(_) => panic!("version has no NUL"),
+    };
+const BUILDINFO: &CStr = match CStr::from_bytes_with_nul(
+    concat!(
+        "mlkem-provider ",
+        env!("CARGO_PKG_VERSION"),
+        " (kem-core, Rust)\0"
+    )
+    .as_bytes(),
+) {
+    Ok(v) => v,
+    Err(_) => panic!("build info has no NUL"),
+};
+
+/// Owned C strings and the `OSSL_ALGORITHM` arrays pointing into them.
+struct AlgorithmTables {
+    _strings: Vec<CString>,
+    keymgmt: Vec<OSSL_ALGORITHM>,
+    kem: Vec<OSSL_ALGORITHM>,
+    encoder: Vec<OSSL_ALGORITHM>,
+    decoder: Vec<OSSL_ALGORITHM>,
+}
+
+const ALGORITHM_END: OSSL_ALGORITHM = OSSL_ALGORITHM {
+    algorithm_names: core::ptr::null(),
+    property_definition: core::ptr::null(),
+    implementation: core::ptr::null(),
+    algorithm_description: core::ptr::null(),
+};
+
+fn build_tables() -> AlgorithmTables {
+    let mut strings = Vec::new();
+    let mut intern = |text: String| -> *const core::ffi::c_char {
+        let s = CString::new(text).unwrap_or_default();
+        let ptr = s.as_ptr();
+        strings.push(s); // the heap buffer does not move with the CString
+        ptr
+    };
+    let plain = intern(PROPERTY.to_owned());
+    let entry = |alg: &Algorithm, props, implementation: &'static [OSSL_DISPATCH]| OSSL_ALGORITHM {
+        algorithm_names: alg.names.as_ptr(),
+        property_definition: props,
+        implementation: implementation.as_ptr(),
+        algorithm_description: alg.name.as_ptr(),
+    };
+    let mut tables = AlgorithmTables {
+        _strings: Vec::new(),
+        keymgmt: Vec::new(),
+        kem: Vec::new(),
+        encoder: Vec::new(),
+        decoder: Vec::new(),
+    };
+    for (index, alg) in ML_KEM.iter().enumerate() {
+        tables
+            .keymgmt
+            .push(entry(alg, plain, keymgmt::FUNCTIONS[index]));
+        tables.kem.push(entry(alg, plain, kem::FUNCTIONS));
+        for (props, functions) in encoder::variants(index) {
+            tables
+                .encoder
+                .push(entry(alg, intern(format!("{PROPERTY},{props}")), functions));
+        }
+        for (props, functions) in decoder::variants(index) {
+            tables
+                .decoder
+                .push(entry(alg, intern(format!("{PROPERTY},{props}")), functions));
+        }
+    }
+    for table in [
+        &mut tables.keymgmt,
+        &mut tables.kem,
+        &mut tables.encoder,
+        &mut tables.decoder,
+    ] {
+        table.push(ALGORITHM_END);
+    }
+    tables._strings = strings;
+    tables
+}
+
+static TABLES: OnceLock<StaticTable<AlgorithmTables>> = OnceLock::new();
+
+unsafe extern "C" fn query_operation(
+    _provctx: *mut c_void,
+    operation_id: c_int,
+    no_cache: *mut c_int,
+) -> *const OSSL_ALGORITHM {
+    guard(c"query_operation", || {
+        if !no_cache.is_null() {
+            // SAFETY: non-NULL out-pointer from the core.
+            unsafe { *no_cache = 0 };
+        }
+        let tables = &TABLES.get_or_init(|| StaticTable(build_tables())).0;
+        let table = match operation_id as u32 {
+            sys::OSSL_OP_KEYMGMT => &tables.keymgmt,
+            sys::OSSL_OP_KEM => &tables.kem,
+            sys::OSSL_OP_ENCODER => &tables.encoder,
+            sys::OSSL_OP_DECODER => &tables.decoder,
+            _ => return Ok(core::ptr::null()),
+        };
+        Ok(table.as_ptr())
+    })
+}
+
+/// TLS constants for the capability (from `tls1.h`).
+const TLS1_3_VERSION: c_int = 0x0304;
+
+unsafe extern "C" fn get_capabilities(
+    _provctx: *mut c_void,
+    capability: *const core::ffi::c_char,
+    callback: OSSL_CALLBACK,
+    arg: *mut c_void,
+) -> c_int {
+    guard(c"get_capabilities", || {
+        non_null(capability, "capability name")?;
+        let callback = callback.ok_or_else(|| ProviderError::new(Reason::NullArgument))?;
+        // SAFETY: the core passes a NUL-terminated name.
+        let capability = unsafe { CStr::from_ptr(capability) };
+        if !capability
+            .to_bytes()
+            .eq_ignore_ascii_case(names::CAPABILITY_TLS_GROUP.to_bytes())
+        {
+            return SUCCESS;
+        }
+        for alg in &ML_KEM {
+            let id: c_uint = alg.tls_group.id;
+            let security_bits: c_uint = alg.security_bits;
+            let (min_tls, max_tls, no_dtls, is_kem): (c_int, c_int, c_int, c_int) =
+                (TLS1_3_VERSION, 0, -1, 1);
+            let mut list = ParamList::new()
+                .utf8(names::TLS_GROUP_NAME, alg.tls_group.name)
+                .utf8(names::TLS_GROUP_NAME_INTERNAL, alg.name)
+                .utf8(names::TLS_GROUP_ALG, alg.name)
+                .uint(names::TLS_GROUP_ID, &id)
+                .uint(names::TLS_GROUP_SECURITY_BITS, &security_bits)
+                .int(names::TLS_GROUP_MIN_TLS, &min_tls)
+                .int(names::TLS_GROUP_MAX_TLS, &max_tls)
+                .int(names::TLS_GROUP_MIN_DTLS, &no_dtls)
+                .int(names::TLS_GROUP_MAX_DTLS, &no_dtls)
+                .int(names::TLS_GROUP_IS_KEM, &is_kem);
+            // SAFETY: the list and everything it points at outlive the call.
+            if unsafe { callback(list.as_ptr(), arg) } != 1 {
+                return Ok(0);
+            }
+        }
+        SUCCESS
+    })
+}
+
+static REASON_STRINGS: OnceLock<StaticTable<Vec<OSSL_ITEM>>> = OnceLock::new();
+
+unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const OSSL_ITEM {
+    let table = REASON_STRINGS.get_or_init(|| {
+        let mut items: Vec<OSSL_ITEM> = Reason::ALL
+            .iter()
+            .map(|r| OSSL_ITEM {
+                id: r.code(),
+                ptr: r.text().as_ptr().cast_mut().cast(),
+            })
+            .collect();
+        items.push(OSSL_ITEM {
+            id: 0,
+            ptr: core::ptr::null_mut(),
+        });
+        StaticTable(items)
+    });
+    table.0.as_ptr()
+}
+
+static PROVIDER_FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![
+    OSSL_FUNC_PROVIDER_TEARDOWN => OSSL_FUNC_provider_teardown_fn = teardown,
+    OSSL_FUNC_PROVIDER_GETTABLE_PARAMS => OSSL_FUNC_provider_gettable_params_fn = gettable_params,
+    OSSL_FUNC_PROVIDER_GET_PARAMS => OSSL_FUNC_provider_get_params_fn = get_params,
+    OSSL_FUNC_PROVIDER_QUERY_OPERATION => OSSL_FUNC_provider_query_operation_fn = query_operation,
+    OSSL_FUNC_PROVIDER_GET_CAPABILITIES => OSSL_FUNC_provider_get_capabilities_fn = get_capabilities,
+    OSSL_FUNC_PROVIDER_GET_REASON_STRINGS => OSSL_FUNC_provider_get_reason_strings_fn = get_reason_strings,
+];
