@@ -112,10 +112,13 @@ unsafe extern "C" fn set_ctx_params(ctx: *mut c_void, params: *const OSSL_PARAM)
         // SAFETY: the core passes our context and a valid array.
         let (ctx, params) = unsafe { (encoder_ctx(ctx)?, Params::from_ptr(params)) };
         if let Some(p) = params.find(names::ENCODER_CIPHER) {
-            let name = p.utf8()?;
-            ctx.cipher = (!name.is_empty()).then(|| CString::new(name).unwrap_or_default());
+            // A NULL cipher name clears the intent to encrypt.
+            let name = p.utf8_or_null()?.filter(|n| !n.is_empty());
+            ctx.cipher = name.map(|n| CString::new(n).unwrap_or_default());
             ctx.cipher_properties = match params.find(names::ENCODER_PROPERTIES) {
-                Some(p) => Some(CString::new(p.utf8()?).unwrap_or_default()),
+                Some(p) => p
+                    .utf8_or_null()?
+                    .map(|s| CString::new(s).unwrap_or_default()),
                 None => None,
             };
         }

@@ -428,7 +428,9 @@ struct GenCtx {
 
 fn gen_set(ctx: &mut GenCtx, params: Params<'_>) -> Result<()> {
     if let Some(p) = params.find(names::PKEY_PROPERTIES) {
-        ctx._properties = Some(CString::new(p.utf8()?).unwrap_or_default());
+        ctx._properties = p
+            .utf8_or_null()?
+            .map(|s| CString::new(s).unwrap_or_default());
     }
     if let Some(p) = params.find(names::PKEY_ML_KEM_SEED) {
         let seed = p.octets()?;

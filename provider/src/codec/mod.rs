@@ -15,7 +15,7 @@
 //! The module knows nothing about the rest of the crate: every function takes
 //! the parameter set's facts as a [`KeyLayout`]. Parsing is strict DER, works
 //! on borrowed input, and never panics; buffers that hold secrets are
-//! [`Zeroizing`](zeroize::Zeroizing).
+//! [`Zeroizing`].
 
 mod algorithm;
 mod base64;
@@ -32,8 +32,9 @@ mod testutil;
 
 use core::fmt;
 
+use zeroize::Zeroizing;
+
 pub use format::{parse_format_list, PrivateKeyFormat};
-pub use payload::DecodedPrivateKey;
 pub use pem::pem_encode;
 pub use private_key::{
     algorithm_oid_of_private_key_info, decode_private_key_info, encode_private_key_info,
@@ -56,6 +57,28 @@ pub struct KeyLayout {
     pub ek_len: usize,
     /// Length in bytes of a decapsulation (private) key.
     pub dk_len: usize,
+}
+
+/// The key material a PKCS#8 payload held.
+///
+/// At least one of the two fields is present. A seed and a decapsulation
+/// key found together are returned as found: checking that they agree is
+/// the caller's job.
+#[derive(Clone)]
+pub struct DecodedPrivateKey {
+    /// The 64-byte seed `d || z`, if the format carries it.
+    pub seed: Option<Zeroizing<[u8; SEED_LEN]>>,
+    /// The decapsulation key, exactly `dk_len` bytes, if the format carries it.
+    pub dk: Option<Zeroizing<Vec<u8>>>,
+}
+
+impl fmt::Debug for DecodedPrivateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DecodedPrivateKey")
+            .field("seed", &self.seed.as_ref().map(|_| "<redacted>"))
+            .field("dk", &self.dk.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// Why an encoding or decoding failed.

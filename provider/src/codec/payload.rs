@@ -1,35 +1,11 @@
 //! The six layouts of the PKCS#8 `privateKey` content (the "payload"), as
 //! OpenSSL 3.5 writes and reads them.
 
-use core::fmt;
-
 use zeroize::Zeroizing;
 
 use super::der::{self, Reader};
 use super::format::PrivateKeyFormat;
-use super::{CodecError, KeyLayout, SEED_LEN};
-
-/// The key material a PKCS#8 payload held.
-///
-/// At least one of the two fields is present. A seed and a decapsulation
-/// key found together are returned as found: checking that they agree is
-/// the caller's job.
-#[derive(Clone)]
-pub struct DecodedPrivateKey {
-    /// The 64-byte seed `d || z`, if the format carries it.
-    pub seed: Option<Zeroizing<[u8; SEED_LEN]>>,
-    /// The decapsulation key, exactly `dk_len` bytes, if the format carries it.
-    pub dk: Option<Zeroizing<Vec<u8>>>,
-}
-
-impl fmt::Debug for DecodedPrivateKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DecodedPrivateKey")
-            .field("seed", &self.seed.as_ref().map(|_| "<redacted>"))
-            .field("dk", &self.dk.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
+use super::{CodecError, DecodedPrivateKey, KeyLayout, SEED_LEN};
 
 /// Key material arranged as one payload format, ready to write.
 #[derive(Clone, Copy)]

@@ -43,7 +43,7 @@ pub fn pem_encode(label: &str, der: &[u8]) -> Zeroizing<String> {
 /// Undoes [`pem_encode`] strictly: the exact label, full 64-character lines
 /// but the last, and nothing before or after. For tests only.
 #[cfg(test)]
-pub(super) fn pem_decode(label: &str, pem: &str) -> Option<Vec<u8>> {
+fn pem_decode(label: &str, pem: &str) -> Option<Vec<u8>> {
     let body = pem
         .strip_prefix(BEGIN)?
         .strip_prefix(label)?

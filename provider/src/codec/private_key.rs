@@ -14,8 +14,8 @@ use zeroize::Zeroizing;
 
 use super::der::{self, Reader};
 use super::format::PrivateKeyFormat;
-use super::payload::{self, DecodedPrivateKey, Payload};
-use super::{algorithm, CodecError, KeyLayout, SEED_LEN};
+use super::payload::{self, Payload};
+use super::{algorithm, CodecError, DecodedPrivateKey, KeyLayout, SEED_LEN};
 
 /// The content of `version` for v1, the version we write.
 const VERSION_1: u8 = 0;
@@ -53,7 +53,8 @@ pub fn encode_private_key_info(
     payload.check_lengths(layout)?;
 
     let payload_len = payload.encoded_len();
-    let body_len = der::tlv_len(1) + algorithm::encoded_len(layout.oid) + der::tlv_len(payload_len);
+    let version_len = der::tlv_len([VERSION_1].len());
+    let body_len = version_len + algorithm::encoded_len(layout.oid) + der::tlv_len(payload_len);
     // Sized up front so the secret is never left behind by a reallocation.
     let mut out = Zeroizing::new(Vec::with_capacity(der::tlv_len(body_len)));
     der::write_header(&mut out, der::SEQUENCE, body_len);
@@ -85,15 +86,15 @@ pub fn decode_private_key_info(
     formats: &[PrivateKeyFormat],
 ) -> Result<DecodedPrivateKey, CodecError> {
     let mut fields = Reader::new(der::parse_exact(der, der::SEQUENCE)?);
-    let version = match fields.read(der::INTEGER)? {
-        [VERSION_1] => VERSION_1,
-        [VERSION_2] => VERSION_2,
+    let may_have_public_key = match fields.read(der::INTEGER)? {
+        [VERSION_1] => false,
+        [VERSION_2] => true,
         _ => return Err(CodecError::Malformed),
     };
     algorithm::expect(&mut fields, layout.oid)?;
     let private_key = fields.read(der::OCTET_STRING)?;
     fields.read_optional(der::CONTEXT_0_CONSTRUCTED)?;
-    if version == VERSION_2 {
+    if may_have_public_key {
         fields.read_optional(der::CONTEXT_1)?;
     }
     fields.finish()?;
@@ -416,6 +417,20 @@ mod tests {
         );
         assert_eq!(algorithm_oid_of_private_key_info(&[]), None);
         assert_eq!(algorithm_oid_of_private_key_info(&[0x30, 0x00]), None);
+    }
+
+    #[test]
+    fn every_truncation_is_malformed() {
+        for format in PrivateKeyFormat::ALL {
+            let der = encode_768(format);
+            for len in 0..der.len() {
+                assert_eq!(
+                    decode_private_key_info(&ML_KEM_768, &der[..len], ALL).unwrap_err(),
+                    CodecError::Malformed,
+                    "{format} truncated to {len}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -87,18 +87,29 @@ fn resolve(anchor: *const c_void) -> Result<LibCrypto, String> {
     // name, whose C signature (OpenSSL 3.0-4.0) is the field's type.
     unsafe {
         Ok(LibCrypto {
-            lib_ctx_new_child: core::mem::transmute(symbol(c"OSSL_LIB_CTX_new_child")?),
-            lib_ctx_free: core::mem::transmute(symbol(c"OSSL_LIB_CTX_free")?),
-            rand_bytes_ex: core::mem::transmute(symbol(c"RAND_bytes_ex")?),
-            d2i_pkcs8_priv_key_info: core::mem::transmute(symbol(c"d2i_PKCS8_PRIV_KEY_INFO")?),
-            pkcs8_priv_key_info_free: core::mem::transmute(symbol(c"PKCS8_PRIV_KEY_INFO_free")?),
-            evp_cipher_fetch: core::mem::transmute(symbol(c"EVP_CIPHER_fetch")?),
-            evp_cipher_free: core::mem::transmute(symbol(c"EVP_CIPHER_free")?),
-            pkcs8_encrypt_ex: core::mem::transmute(symbol(c"PKCS8_encrypt_ex")?),
-            i2d_x509_sig: core::mem::transmute(symbol(c"i2d_X509_SIG")?),
-            x509_sig_free: core::mem::transmute(symbol(c"X509_SIG_free")?),
+            lib_ctx_new_child: function(symbol(c"OSSL_LIB_CTX_new_child")?),
+            lib_ctx_free: function(symbol(c"OSSL_LIB_CTX_free")?),
+            rand_bytes_ex: function(symbol(c"RAND_bytes_ex")?),
+            d2i_pkcs8_priv_key_info: function(symbol(c"d2i_PKCS8_PRIV_KEY_INFO")?),
+            pkcs8_priv_key_info_free: function(symbol(c"PKCS8_PRIV_KEY_INFO_free")?),
+            evp_cipher_fetch: function(symbol(c"EVP_CIPHER_fetch")?),
+            evp_cipher_free: function(symbol(c"EVP_CIPHER_free")?),
+            pkcs8_encrypt_ex: function(symbol(c"PKCS8_encrypt_ex")?),
+            i2d_x509_sig: function(symbol(c"i2d_X509_SIG")?),
+            x509_sig_free: function(symbol(c"X509_SIG_free")?),
         })
     }
+}
+
+/// Reinterprets a `dlsym` result as the function type of its field.
+///
+/// # Safety
+/// The symbol must be a function whose C signature is `F`.
+unsafe fn function<F: Copy>(symbol: *mut c_void) -> F {
+    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    // SAFETY: same size (checked at compile time); the caller guarantees
+    // the signature.
+    unsafe { core::mem::transmute_copy(&symbol) }
 }
 
 /// A `dlopen` handle for the object containing `anchor`, or `RTLD_DEFAULT`

@@ -105,8 +105,9 @@ impl<'a> Param<'a> {
         Ok(unsafe { core::slice::from_raw_parts(data, len) })
     }
 
-    /// The text of a UTF-8 string parameter, up to its first NUL.
-    pub(crate) fn utf8(&self) -> Result<&'a str, ProviderError> {
+    /// The text of a UTF-8 string parameter, up to its first NUL; a NULL
+    /// string (OpenSSL's "not set", e.g. no cipher properties) is `None`.
+    pub(crate) fn utf8_or_null(&self) -> Result<Option<&'a str>, ProviderError> {
         let p = self.0;
         let (data, len) = match p.data_type {
             OSSL_PARAM_UTF8_STRING => (p.data.cast_const().cast::<u8>(), p.data_size),
@@ -115,23 +116,26 @@ impl<'a> Param<'a> {
                 // its size was checked just above.
                 let inner = unsafe { p.data.cast::<*const c_char>().read_unaligned() };
                 if inner.is_null() {
-                    return Err(wrong_type(self.key(), "a non-NULL string"));
+                    return Ok(None);
                 }
                 // SAFETY: the pointed-to string is NUL-terminated (UTF8_PTR).
                 let text = unsafe { CStr::from_ptr(inner) };
                 return text
                     .to_str()
+                    .map(Some)
                     .map_err(|_| wrong_type(self.key(), "UTF-8 text"));
             }
             _ => return Err(wrong_type(self.key(), "a UTF-8 string")),
         };
         if data.is_null() {
-            return Err(wrong_type(self.key(), "a non-NULL string"));
+            return Ok(None);
         }
         // SAFETY: the caller declares `len` readable bytes at `data`.
         let bytes = unsafe { core::slice::from_raw_parts(data, len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        core::str::from_utf8(&bytes[..end]).map_err(|_| wrong_type(self.key(), "UTF-8 text"))
+        core::str::from_utf8(&bytes[..end])
+            .map(Some)
+            .map_err(|_| wrong_type(self.key(), "UTF-8 text"))
     }
 }
 

@@ -65,17 +65,15 @@ pub(crate) unsafe fn register(
                 let f = (*at).function;
                 match (*at).function_id as u32 {
                     sys::OSSL_FUNC_CORE_GET_PARAMS => {
-                        u.get_params = core::mem::transmute(f);
+                        u.get_params = cast(f);
                         u.anchor = f.map_or(ptr::null(), |f| f as *const c_void);
                     }
-                    sys::OSSL_FUNC_CORE_NEW_ERROR => u.new_error = core::mem::transmute(f),
-                    sys::OSSL_FUNC_CORE_SET_ERROR_DEBUG => {
-                        u.set_error_debug = core::mem::transmute(f)
-                    }
-                    sys::OSSL_FUNC_CORE_VSET_ERROR => u.vset_error = core::mem::transmute(f),
-                    sys::OSSL_FUNC_CORE_OBJ_CREATE => u.obj_create = core::mem::transmute(f),
-                    sys::OSSL_FUNC_BIO_READ_EX => u.bio_read_ex = core::mem::transmute(f),
-                    sys::OSSL_FUNC_BIO_WRITE_EX => u.bio_write_ex = core::mem::transmute(f),
+                    sys::OSSL_FUNC_CORE_NEW_ERROR => u.new_error = cast(f),
+                    sys::OSSL_FUNC_CORE_SET_ERROR_DEBUG => u.set_error_debug = cast(f),
+                    sys::OSSL_FUNC_CORE_VSET_ERROR => u.vset_error = cast(f),
+                    sys::OSSL_FUNC_CORE_OBJ_CREATE => u.obj_create = cast(f),
+                    sys::OSSL_FUNC_BIO_READ_EX => u.bio_read_ex = cast(f),
+                    sys::OSSL_FUNC_BIO_WRITE_EX => u.bio_write_ex = cast(f),
                     _ => {}
                 }
                 at = at.add(1);
@@ -87,6 +85,17 @@ pub(crate) unsafe fn register(
         live.push(handle as usize);
     }
     upcalls
+}
+
+/// Casts a dispatch entry's generic function to the type its id names.
+///
+/// # Safety
+/// `F` must be the `Option<unsafe extern "C" fn(..)>` type of the entry's id.
+unsafe fn cast<F: Copy>(f: Option<unsafe extern "C" fn()>) -> F {
+    const { assert!(size_of::<F>() == size_of::<Option<unsafe extern "C" fn()>>()) };
+    // SAFETY: same size (checked at compile time); the caller guarantees
+    // the entry really has type `F`.
+    unsafe { core::mem::transmute_copy(&f) }
 }
 
 /// Forgets `handle` (provider teardown).

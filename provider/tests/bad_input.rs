@@ -1,0 +1,181 @@
+//! Hostile and mistaken input through the CLI: each gets a failing exit
+//! status and an error message, never a crash.
+
+mod common;
+
+use common::{matrix, ours, scratch};
+
+fn write(dir: &std::path::Path, name: &str, data: &[u8]) {
+    std::fs::write(dir.join(name), data).unwrap();
+}
+
+#[test]
+fn truncated_and_garbage_keys_fail_cleanly() {
+    for ssl in matrix() {
+        let dir = scratch(&format!("bad-{}", ssl.series));
+        let p = ours();
+        ssl.ok(
+            &dir,
+            "genpkey",
+            &p,
+            &["-algorithm", "ML-KEM-768", "-out", "key.pem"],
+        );
+        ssl.ok(
+            &dir,
+            "pkey",
+            &p,
+            &["-in", "key.pem", "-outform", "DER", "-out", "key.der"],
+        );
+        let der = std::fs::read(dir.join("key.der")).unwrap();
+        let pem = std::fs::read_to_string(dir.join("key.pem")).unwrap();
+
+        // Truncated DER, at several points.
+        for cut in [1, 10, 30, der.len() / 2, der.len() - 1] {
+            write(&dir, "cut.der", &der[..cut]);
+            let out = ssl.with_flags(
+                &dir,
+                "pkey",
+                &p,
+                &["-inform", "DER", "-in", "cut.der", "-noout"],
+            );
+            common::assert_clean_failure(
+                &out,
+                "Could not",
+                &format!("DER cut at {cut} on {}", ssl.series),
+            );
+        }
+        // A PEM whose body is cut short.
+        write(
+            &dir,
+            "cut.pem",
+            format!("{}\n-----END PRIVATE KEY-----\n", &pem[..pem.len() / 2]).as_bytes(),
+        );
+        let out = ssl.with_flags(&dir, "pkey", &p, &["-in", "cut.pem", "-noout"]);
+        common::assert_clean_failure(&out, "Could not", "truncated PEM");
+        // Garbage.
+        write(&dir, "garbage.der", &[0x30, 0x82, 0xff, 0xff, 1, 2, 3]);
+        let out = ssl.with_flags(
+            &dir,
+            "pkey",
+            &p,
+            &["-inform", "DER", "-in", "garbage.der", "-noout"],
+        );
+        common::assert_clean_failure(&out, "Could not", "garbage DER");
+        // Our OID with a corrupted payload length: our decoder's reason.
+        let mut bad = der.clone();
+        let last = bad.len() - 1;
+        bad.truncate(last);
+        let total = bad.len() - 4;
+        bad[2] = (total >> 8) as u8;
+        bad[3] = total as u8;
+        // fix inner OCTET STRING length (at offset 22..26: 04 82 hh ll)
+        let inner = bad.len() - 26;
+        bad[24] = (inner >> 8) as u8;
+        bad[25] = inner as u8;
+        write(&dir, "short.der", &bad);
+        let out = ssl.with_flags(
+            &dir,
+            "pkey",
+            &p,
+            &["-inform", "DER", "-in", "short.der", "-noout"],
+        );
+        common::assert_clean_failure(&out, "Could not", "payload one byte short");
+    }
+}
+
+#[test]
+fn wrong_key_kinds_and_lengths_fail_cleanly() {
+    // pkeyutl -encap/-decap exist from 3.4 on.
+    let Some(ssl) = common::openssl_35() else {
+        return;
+    };
+    let dir = scratch("bad-kem");
+    let p = ours();
+    ssl.ok(
+        &dir,
+        "genpkey",
+        &p,
+        &["-algorithm", "ML-KEM-512", "-out", "key.pem"],
+    );
+    ssl.ok(
+        &dir,
+        "pkey",
+        &p,
+        &["-in", "key.pem", "-pubout", "-out", "pub.pem"],
+    );
+    ssl.ok(
+        &dir,
+        "pkeyutl",
+        &p,
+        &[
+            "-encap", "-pubin", "-inkey", "pub.pem", "-out", "ct", "-secret", "ss",
+        ],
+    );
+    let ct = std::fs::read(dir.join("ct")).unwrap();
+    assert_eq!(ct.len(), 768);
+
+    // A ciphertext one byte short, and one byte long.
+    write(&dir, "short.ct", &ct[..ct.len() - 1]);
+    let out = ssl.with_flags(
+        &dir,
+        "pkeyutl",
+        &p,
+        &[
+            "-decap", "-inkey", "key.pem", "-in", "short.ct", "-secret", "x",
+        ],
+    );
+    common::assert_clean_failure(
+        &out,
+        "ML-KEM-512 ciphertext must be 768 bytes, got 767",
+        "short ciphertext",
+    );
+    let mut long = ct.clone();
+    long.push(0);
+    write(&dir, "long.ct", &long);
+    let out = ssl.with_flags(
+        &dir,
+        "pkeyutl",
+        &p,
+        &[
+            "-decap", "-inkey", "key.pem", "-in", "long.ct", "-secret", "x",
+        ],
+    );
+    common::assert_clean_failure(
+        &out,
+        "ML-KEM-512 ciphertext must be 768 bytes, got 769",
+        "long ciphertext",
+    );
+
+    // A public key where a private key is needed.
+    let out = ssl.with_flags(
+        &dir,
+        "pkeyutl",
+        &p,
+        &[
+            "-decap", "-pubin", "-inkey", "pub.pem", "-in", "ct", "-secret", "x",
+        ],
+    );
+    common::assert_clean_failure(
+        &out,
+        "missing private key",
+        "decapsulation with a public key",
+    );
+    let out = ssl.with_flags(&dir, "pkey", &p, &["-in", "pub.pem", "-noout"]);
+    common::assert_clean_failure(&out, "Could not", "public key read as private");
+
+    // A seed of the wrong length.
+    let out = ssl.with_flags(
+        &dir,
+        "genpkey",
+        &p,
+        &[
+            "-algorithm",
+            "ML-KEM-512",
+            "-pkeyopt",
+            "hexseed:0011",
+            "-out",
+            "x.pem",
+        ],
+    );
+    common::assert_clean_failure(&out, "seed must be 64 bytes, got 2", "short seed");
+}

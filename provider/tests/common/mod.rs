@@ -1,0 +1,251 @@
+//! Shared helpers for the integration tests: the built module, the OpenSSL
+//! binaries of the test matrix, and running them.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The directory holding `mlkem.so` (a copy of the `libmlkem.so` cargo
+/// built next to this test binary), for `-provider-path` / `OPENSSL_MODULES`.
+pub fn module_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test binary path");
+        // target/<profile>/deps/<test> -> target/<profile>
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+        let built = profile_dir.join("libmlkem.so");
+        let profile = if profile_dir.ends_with("release") { " --release" } else { "" };
+        let hint = format!("run `cargo build{profile} -p mlkem-provider` first (cargo test does not rebuild the cdylib)");
+        let built_at = std::fs::metadata(&built)
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|_| panic!("{} missing: {hint}", built.display()));
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for source in ["provider/src", "kem-core/src"] {
+            if let Some(newer) = newest_file(&crates.join(source)).filter(|(t, _)| *t > built_at) {
+                panic!("{} is older than {}: {hint}", built.display(), newer.1.display());
+            }
+        }
+        let dir = profile_dir.join("test-modules");
+        std::fs::create_dir_all(&dir).expect("module dir");
+        // Copy under a per-process name first so concurrent test binaries
+        // never load a half-written file.
+        let tmp = dir.join(format!("mlkem.so.{}", std::process::id()));
+        std::fs::copy(&built, &tmp).expect("copy module");
+        std::fs::rename(&tmp, dir.join("mlkem.so")).expect("install module");
+        dir
+    })
+}
+
+/// The most recently modified file under `dir`, with its time.
+fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let candidate = if path.is_dir() {
+            newest_file(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .map(|t| (t, path))
+        };
+        if let Some(c) = candidate {
+            if newest.as_ref().is_none_or(|n| c.0 > n.0) {
+                newest = Some(c);
+            }
+        }
+    }
+    newest
+}
+
+/// One `openssl` binary of the test matrix.
+#[derive(Clone, Debug)]
+pub struct OpenSsl {
+    /// "3.0", "3.5" or "4.0".
+    pub series: &'static str,
+    pub binary: PathBuf,
+}
+
+fn cache_root() -> PathBuf {
+    std::env::var_os("MLKEM_OPENSSL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/mlkem-provider/openssl")
+        })
+}
+
+/// The newest cached build of `series` made by scripts/build-openssl.sh.
+fn cached(series: &'static str) -> Option<OpenSsl> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(cache_root())
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with(&format!("openssl-{series}.")) && !n.ends_with(".log")
+            })
+        })
+        .filter(|p| p.join("bin/openssl").exists())
+        .collect();
+    found.sort();
+    found.pop().map(|p| OpenSsl {
+        series,
+        binary: p.join("bin/openssl"),
+    })
+}
+
+fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The system's OpenSSL (3.0 on Debian 12).
+pub fn system() -> OpenSsl {
+    OpenSsl {
+        series: "3.0",
+        binary: PathBuf::from("openssl"),
+    }
+}
+
+/// OpenSSL 3.5, or `None` (with a note; a failure under `CI=true`).
+pub fn openssl_35() -> Option<OpenSsl> {
+    matrix_member("3.5")
+}
+
+/// OpenSSL 4.0, or `None` as for 3.5.
+pub fn openssl_40() -> Option<OpenSsl> {
+    matrix_member("4.0")
+}
+
+fn matrix_member(series: &'static str) -> Option<OpenSsl> {
+    let found = cached(series);
+    if found.is_none() {
+        assert!(
+            !required(),
+            "OpenSSL {series} is not built (run scripts/build-openssl.sh {series})"
+        );
+        eprintln!("skipping OpenSSL {series}: not built (scripts/build-openssl.sh {series})");
+    }
+    found
+}
+
+/// Every OpenSSL of the matrix that is available.
+pub fn matrix() -> Vec<OpenSsl> {
+    let mut all = vec![system()];
+    all.extend(openssl_35());
+    all.extend(openssl_40());
+    all
+}
+
+/// The flags that load our provider next to `other` (`default` or `base`).
+pub fn ours_with(other: &str) -> Vec<String> {
+    vec![
+        "-provider-path".into(),
+        module_dir().display().to_string(),
+        "-provider".into(),
+        "mlkem".into(),
+        "-provider".into(),
+        other.into(),
+    ]
+}
+
+/// Our provider and the default provider, ours preferred.
+pub fn ours() -> Vec<String> {
+    let mut flags = ours_with("default");
+    flags.extend(["-propquery".into(), "?provider=mlkem".into()]);
+    flags
+}
+
+impl OpenSsl {
+    /// A command for this binary with a clean environment (no stray
+    /// `OPENSSL_CONF`), running in `dir`.
+    pub fn command(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(&self.binary);
+        cmd.current_dir(dir)
+            .env_remove("OPENSSL_CONF")
+            .env_remove("OPENSSL_MODULES")
+            .env("OPENSSL_CONF", "/dev/null");
+        cmd
+    }
+
+    /// Runs `openssl <args>` in `dir`.
+    pub fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        self.command(dir).args(args).output().expect("run openssl")
+    }
+
+    /// Runs `openssl <subcommand> <provider flags> <args>` and asserts
+    /// success.
+    pub fn ok(&self, dir: &Path, subcommand: &str, flags: &[String], args: &[&str]) -> Output {
+        let out = self.with_flags(dir, subcommand, flags, args);
+        assert_success(
+            &out,
+            &format!("openssl {} {subcommand} {args:?}", self.series),
+        );
+        out
+    }
+
+    /// Runs `openssl <subcommand> <provider flags> <args>`.
+    pub fn with_flags(
+        &self,
+        dir: &Path,
+        subcommand: &str,
+        flags: &[String],
+        args: &[&str],
+    ) -> Output {
+        self.command(dir)
+            .arg(subcommand)
+            .args(flags)
+            .args(args)
+            .output()
+            .expect("run openssl")
+    }
+}
+
+/// Panics with the command's output unless it exited with status 0.
+pub fn assert_success(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Asserts a clean failure: a non-zero exit (not a signal), with `needle`
+/// in stderr.
+pub fn assert_clean_failure(out: &Output, needle: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "{what}: expected a failing exit status, got {:?}\nstderr: {stderr}",
+        out.status
+    );
+    assert!(
+        stderr.contains(needle),
+        "{what}: expected '{needle}' in stderr:\n{stderr}"
+    );
+}
+
+/// A fresh scratch directory under the target directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let base = module_dir()
+        .parent()
+        .expect("profile dir")
+        .join("test-scratch");
+    let dir = base.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The three parameter sets' names.
+pub const SETS: [&str; 3] = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"];
+
+/// A 64-byte seed as hex.
+pub fn hex_seed(fill: u8) -> String {
+    (0..64u8)
+        .map(|i| format!("{:02x}", i.wrapping_mul(7).wrapping_add(fill)))
+        .collect()
+}

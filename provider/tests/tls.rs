@@ -1,0 +1,215 @@
+//! TLS 1.3 over the pure ML-KEM groups, configured through
+//! `openssl.cnf.example` alone (no `-provider` flags): on the system's 3.0
+//! and on 3.5, and across to OpenSSL 3.5's native ML-KEM.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{openssl_35, scratch, system, OpenSsl};
+
+/// How a side of the connection loads ML-KEM.
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    /// Our provider, through openssl.cnf.example.
+    Ours,
+    /// OpenSSL's own (3.5+), default configuration.
+    Native,
+}
+
+fn example_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../openssl.cnf.example")
+}
+
+fn configure(cmd: &mut Command, side: Side) {
+    match side {
+        Side::Ours => {
+            cmd.env("OPENSSL_CONF", example_config())
+                .env("OPENSSL_MODULES", common::module_dir());
+        }
+        Side::Native => {
+            cmd.env("OPENSSL_CONF", "/dev/null");
+        }
+    }
+}
+
+static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+
+fn port() -> u16 {
+    let base = 20000 + (std::process::id() % 20000) as u16;
+    base + NEXT_PORT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A self-signed P-256 certificate and key in `dir`.
+fn certificate(dir: &Path) {
+    let out = system().run(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.crt",
+            "-subj",
+            "/CN=localhost",
+            "-days",
+            "1",
+        ],
+    );
+    common::assert_success(&out, "certificate");
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) -> Server {
+    let mut cmd = ssl.command(dir);
+    configure(&mut cmd, side);
+    cmd.args([
+        "s_server",
+        "-cert",
+        "server.crt",
+        "-key",
+        "server.key",
+        "-accept",
+        &port.to_string(),
+        "-tls1_3",
+        "-groups",
+        groups,
+        "-naccept",
+        "1",
+        "-www",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("s_server");
+    // Wait for "ACCEPT".
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match lines.next() {
+            Some(Ok(line)) if line.starts_with("ACCEPT") => break,
+            Some(Ok(_)) => continue,
+            _ => panic!("s_server did not start"),
+        }
+    }
+    // Keep draining so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server(child)
+}
+
+/// Runs s_client; returns (success, combined output).
+fn client(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) -> (bool, String) {
+    let mut cmd = ssl.command(dir);
+    configure(&mut cmd, side);
+    cmd.args([
+        "s_client",
+        "-connect",
+        &format!("127.0.0.1:{port}"),
+        "-tls1_3",
+        "-groups",
+        groups,
+        "-servername",
+        "localhost",
+        "-ign_eof",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("s_client");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"GET / HTTP/1.0\r\n\r\n")
+        .expect("request");
+    let out = child.wait_with_output().expect("s_client output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ok = out.status.success() && text.contains("TLSv1.3") && text.contains("HTTP/1.0 200 ok");
+    (ok, text)
+}
+
+fn handshake(server: (&OpenSsl, Side), client_side: (&OpenSsl, Side), group: &str) -> String {
+    let dir = scratch(&format!(
+        "tls-{group}-{}-{:?}-{}-{:?}",
+        server.0.series, server.1, client_side.0.series, client_side.1
+    ));
+    certificate(&dir);
+    let port = port();
+    let _server = start_server(server.0, server.1, &dir, port, group);
+    let (ok, text) = client(client_side.0, client_side.1, &dir, port, group);
+    assert!(
+        ok,
+        "{group}: {:?} server / {:?} client failed:\n{text}",
+        server, client_side
+    );
+    text
+}
+
+#[test]
+fn pure_ml_kem_groups_on_the_system_openssl() {
+    let ssl = system();
+    for group in ["MLKEM512", "MLKEM768", "MLKEM1024"] {
+        // Both sides offer only this group, so success means it was used.
+        handshake((&ssl, Side::Ours), (&ssl, Side::Ours), group);
+    }
+}
+
+#[test]
+fn a_group_mismatch_fails_cleanly() {
+    let ssl = system();
+    let dir = scratch("tls-mismatch");
+    certificate(&dir);
+    let port = port();
+    let _server = start_server(&ssl, Side::Ours, &dir, port, "MLKEM768");
+    let (ok, text) = client(&ssl, Side::Ours, &dir, port, "MLKEM512");
+    assert!(!ok, "handshake should fail:\n{text}");
+}
+
+#[test]
+fn pure_ml_kem_groups_on_openssl_35_and_against_native() {
+    let Some(ssl) = openssl_35() else { return };
+    for group in ["MLKEM512", "MLKEM768", "MLKEM1024"] {
+        for (server, client_side) in [
+            (Side::Ours, Side::Ours),
+            (Side::Native, Side::Ours),
+            (Side::Ours, Side::Native),
+        ] {
+            let text = handshake((&ssl, server), (&ssl, client_side), group);
+            assert!(
+                text.contains(&format!("Negotiated TLS1.3 group: {group}")),
+                "{group}: {server:?}/{client_side:?}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn system_openssl_talks_to_openssl_35_native() {
+    let Some(native) = openssl_35() else { return };
+    let ssl = system();
+    handshake((&native, Side::Native), (&ssl, Side::Ours), "MLKEM768");
+    handshake((&ssl, Side::Ours), (&native, Side::Native), "MLKEM1024");
+}
