@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, clippy, the whole test suite
 # (release build: the vector and accumulated tests do tens of thousands of
-# ML-KEM operations), and a short smoke run of each tool.
+# ML-KEM operations), a short smoke run of each tool, and the provider's CLI
+# flows under valgrind.
+#
+# The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5 and 4.0,
+# built here from the openssl-src crate's source by scripts/build-openssl.sh
+# (cached in ~/.cache/mlkem-provider/openssl; about 6 minutes each the first
+# time). Set MLKEM_SKIP_OPENSSL_BUILD=1 to test with what is already built.
 #
 # Vectors are read from ../shared/vectors (or $MLKEM_VECTORS_DIR). Outside CI,
-# missing vectors are skipped with a printed reason; with CI=true they fail.
+# missing vectors and OpenSSL builds are skipped with a printed reason; with
+# CI=true they fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -20,5 +27,19 @@ cargo run --release -q -p test-tools --bin kat -- --check
 cargo run --release -q -p test-tools --bin bench -- --quick >/dev/null
 echo "bench --quick: ok"
 
+if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" != 1 ]; then
+    echo "== OpenSSL 3.5 and 4.0 for the provider tests"
+    bash scripts/build-openssl.sh 3.5 >/dev/null
+    bash scripts/build-openssl.sh 4.0 >/dev/null
+fi
+
+echo "== provider module"
+# cargo test does not rebuild the cdylib the CLI tests load.
+provider_dir=$(bash scripts/build-provider.sh | tail -1)
+echo "built $provider_dir/mlkem.so"
+
 echo "== cargo test (release)"
 cargo test --release --workspace
+
+echo "== provider CLI flows under valgrind"
+bash scripts/valgrind-cli.sh "$provider_dir"

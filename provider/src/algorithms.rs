@@ -106,12 +106,16 @@ macro_rules! concat_names {
     };
 }
 
-/// ML-KEM-512, -768 and -1024, in that order.
-pub(crate) static ML_KEM: [Algorithm; 3] = [
+/// ML-KEM-512, -768 and -1024, in that order (as a `const`, for the
+/// provider's compile-time algorithm tables).
+pub(crate) const ALGORITHMS: [Algorithm; 3] = [
     ml_kem!(MlKem512, 512, 1, 1, 0x0200),
     ml_kem!(MlKem768, 768, 2, 3, 0x0201),
     ml_kem!(MlKem1024, 1024, 3, 5, 0x0202),
 ];
+
+/// The same table as a `static`, so keys can hold `&'static Algorithm`.
+pub(crate) static ML_KEM: [Algorithm; 3] = ALGORITHMS;
 
 /// The algorithm whose name or alias is `name` (case-insensitive).
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! key format OpenSSL 3.5 reads) and DER SubjectPublicKeyInfo. PEM and
 //! encrypted PKCS#8 are unwrapped by OpenSSL's own decoders before ours.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::{c_int, c_void, CStr};
 
 use crate::algorithms::{Algorithm, ML_KEM};
 use crate::codec::{self, CodecError};
@@ -26,16 +26,16 @@ use crate::provider::ProvCtx;
 const MAX_INPUT: usize = 64 * 1024;
 
 /// The two input structures, indexed by the `STRUCTURE` const parameter.
-const STRUCTURES: [(&core::ffi::CStr, c_int, &str); 2] = [
+const STRUCTURES: [(&CStr, c_int, &CStr); 2] = [
     (
         c"PrivateKeyInfo",
         OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int,
-        "input=der,structure=PrivateKeyInfo",
+        c"provider=mlkem,input=der,structure=PrivateKeyInfo",
     ),
     (
         c"SubjectPublicKeyInfo",
         OSSL_KEYMGMT_SELECT_PUBLIC_KEY as c_int,
-        "input=der,structure=SubjectPublicKeyInfo",
+        c"provider=mlkem,input=der,structure=SubjectPublicKeyInfo",
     ),
 ];
 
@@ -216,18 +216,23 @@ macro_rules! decoder_functions {
     };
 }
 
-static FUNCTIONS: [[&[OSSL_DISPATCH]; 2]; 3] = [
+const FUNCTIONS: [[&[OSSL_DISPATCH]; 2]; 3] = [
     [decoder_functions!(0, 0), decoder_functions!(0, 1)],
     [decoder_functions!(1, 0), decoder_functions!(1, 1)],
     [decoder_functions!(2, 0), decoder_functions!(2, 1)],
 ];
 
-/// The decoders for one algorithm: property suffix and dispatch table.
-pub(crate) fn variants(
-    algorithm: usize,
-) -> impl Iterator<Item = (&'static str, &'static [OSSL_DISPATCH])> {
-    STRUCTURES
-        .iter()
-        .zip(FUNCTIONS[algorithm].iter())
-        .map(|(structure, functions)| (structure.2, *functions))
-}
+/// The decoders of each algorithm: properties and dispatch table.
+pub(crate) const DECODERS: [[(&CStr, &[OSSL_DISPATCH]); 2]; 3] = {
+    let mut out = [[(c"", FUNCTIONS[0][0]); 2]; 3];
+    let mut alg = 0;
+    while alg < 3 {
+        let mut structure = 0;
+        while structure < 2 {
+            out[alg][structure] = (STRUCTURES[structure].2, FUNCTIONS[alg][structure]);
+            structure += 1;
+        }
+        alg += 1;
+    }
+    out
+};

@@ -2,7 +2,7 @@
 //! and SubjectPublicKeyInfo, each as DER or PEM, and text — the set
 //! OpenSSL 3.5 registers for ML-KEM.
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_void, CStr};
 use std::ffi::CString;
 
 use zeroize::Zeroizing;
@@ -32,39 +32,40 @@ enum Structure {
     Text,
 }
 
-/// The encoders, indexed by the `KIND` const parameter of their functions.
-const KINDS: [(Structure, bool, &str); 7] = [
+/// The encoders, indexed by the `KIND` const parameter of their functions:
+/// structure, PEM or not, and the algorithm properties.
+const KINDS: [(Structure, bool, &CStr); 7] = [
     (
         Structure::PrivateKeyInfo,
         false,
-        "output=der,structure=PrivateKeyInfo",
+        c"provider=mlkem,output=der,structure=PrivateKeyInfo",
     ),
     (
         Structure::PrivateKeyInfo,
         true,
-        "output=pem,structure=PrivateKeyInfo",
+        c"provider=mlkem,output=pem,structure=PrivateKeyInfo",
     ),
     (
         Structure::EncryptedPrivateKeyInfo,
         false,
-        "output=der,structure=EncryptedPrivateKeyInfo",
+        c"provider=mlkem,output=der,structure=EncryptedPrivateKeyInfo",
     ),
     (
         Structure::EncryptedPrivateKeyInfo,
         true,
-        "output=pem,structure=EncryptedPrivateKeyInfo",
+        c"provider=mlkem,output=pem,structure=EncryptedPrivateKeyInfo",
     ),
     (
         Structure::SubjectPublicKeyInfo,
         false,
-        "output=der,structure=SubjectPublicKeyInfo",
+        c"provider=mlkem,output=der,structure=SubjectPublicKeyInfo",
     ),
     (
         Structure::SubjectPublicKeyInfo,
         true,
-        "output=pem,structure=SubjectPublicKeyInfo",
+        c"provider=mlkem,output=pem,structure=SubjectPublicKeyInfo",
     ),
-    (Structure::Text, false, "output=text"),
+    (Structure::Text, false, c"provider=mlkem,output=text"),
 ];
 
 /// An encoder context: the cipher for EncryptedPrivateKeyInfo, if any.
@@ -356,7 +357,7 @@ macro_rules! encoder_functions {
     };
 }
 
-static FUNCTIONS: [&[OSSL_DISPATCH]; 7] = [
+const FUNCTIONS: [&[OSSL_DISPATCH]; 7] = [
     encoder_functions!(0),
     encoder_functions!(1),
     encoder_functions!(2),
@@ -366,12 +367,14 @@ static FUNCTIONS: [&[OSSL_DISPATCH]; 7] = [
     encoder_functions!(6),
 ];
 
-/// The encoders for one algorithm: property suffix and dispatch table.
-pub(crate) fn variants(
-    _algorithm: usize,
-) -> impl Iterator<Item = (&'static str, &'static [OSSL_DISPATCH])> {
-    KINDS
-        .iter()
-        .zip(FUNCTIONS.iter())
-        .map(|(kind, functions)| (kind.2, *functions))
-}
+/// The encoders of every algorithm: properties and dispatch table (the
+/// functions serve all three parameter sets; the key knows its own).
+pub(crate) const ENCODERS: [(&CStr, &[OSSL_DISPATCH]); 7] = {
+    let mut out = [(c"", FUNCTIONS[0]); 7];
+    let mut kind = 0;
+    while kind < 7 {
+        out[kind] = (KINDS[kind].2, FUNCTIONS[kind]);
+        kind += 1;
+    }
+    out
+};

@@ -73,7 +73,7 @@ impl Reason {
     }
 
     /// The text OpenSSL prints for the code (NUL-terminated for the table).
-    pub fn text(self) -> &'static core::ffi::CStr {
+    pub const fn text(self) -> &'static core::ffi::CStr {
         match self {
             Reason::InternalError => c"internal error (caught panic)",
             Reason::NullArgument => c"null argument",

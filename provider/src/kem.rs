@@ -297,7 +297,7 @@ unsafe extern "C" fn settable_ctx_params(
 
 /// The KEM dispatch table (shared by the three parameter sets: the key
 /// knows its own).
-pub(crate) static FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![
+pub(crate) const FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![
     OSSL_FUNC_KEM_NEWCTX => OSSL_FUNC_kem_newctx_fn = newctx,
     OSSL_FUNC_KEM_FREECTX => OSSL_FUNC_kem_freectx_fn = freectx,
     OSSL_FUNC_KEM_DUPCTX => OSSL_FUNC_kem_dupctx_fn = dupctx,

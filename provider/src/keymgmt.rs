@@ -571,7 +571,7 @@ macro_rules! keymgmt_functions {
 }
 
 /// The keymgmt dispatch table of each entry of `ML_KEM`.
-pub(crate) static FUNCTIONS: [&[OSSL_DISPATCH]; 3] = [
+pub(crate) const FUNCTIONS: [&[OSSL_DISPATCH]; 3] = [
     keymgmt_functions!(0),
     keymgmt_functions!(1),
     keymgmt_functions!(2),

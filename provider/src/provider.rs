@@ -2,12 +2,10 @@
 //! algorithm tables for each operation, capabilities and reason strings.
 
 use core::ffi::{c_int, c_uint, c_void, CStr};
-use std::ffi::CString;
-use std::sync::OnceLock;
 
 use kem_core::BackendKind;
 
-use crate::algorithms::{Algorithm, ML_KEM};
+use crate::algorithms::{Algorithm, ALGORITHMS, ML_KEM};
 use crate::codec::{parse_format_list, PrivateKeyFormat};
 use crate::error::{ProviderError, Reason, Result};
 use crate::ffi::guard::{guard, non_null, SUCCESS};
@@ -21,7 +19,7 @@ use crate::ffi::{dispatch_table, upcalls, StaticTable};
 use crate::{decoder, encoder, kem, keymgmt};
 
 /// The property every algorithm carries, for `-propquery provider=mlkem`.
-pub(crate) const PROPERTY: &str = "provider=mlkem";
+pub(crate) const PROPERTY: &CStr = c"provider=mlkem";
 
 /// Per-instance state: what `provctx` points at.
 pub(crate) struct ProvCtx {
@@ -236,15 +234,6 @@ const BUILDINFO: &CStr = match CStr::from_bytes_with_nul(
     Err(_) => panic!("build info has no NUL"),
 };
 
-/// Owned C strings and the `OSSL_ALGORITHM` arrays pointing into them.
-struct AlgorithmTables {
-    _strings: Vec<CString>,
-    keymgmt: Vec<OSSL_ALGORITHM>,
-    kem: Vec<OSSL_ALGORITHM>,
-    encoder: Vec<OSSL_ALGORITHM>,
-    decoder: Vec<OSSL_ALGORITHM>,
-}
-
 const ALGORITHM_END: OSSL_ALGORITHM = OSSL_ALGORITHM {
     algorithm_names: core::ptr::null(),
     property_definition: core::ptr::null(),
@@ -252,57 +241,55 @@ const ALGORITHM_END: OSSL_ALGORITHM = OSSL_ALGORITHM {
     algorithm_description: core::ptr::null(),
 };
 
-fn build_tables() -> AlgorithmTables {
-    let mut strings = Vec::new();
-    let mut intern = |text: String| -> *const core::ffi::c_char {
-        let s = CString::new(text).unwrap_or_default();
-        let ptr = s.as_ptr();
-        strings.push(s); // the heap buffer does not move with the CString
-        ptr
-    };
-    let plain = intern(PROPERTY.to_owned());
-    let entry = |alg: &Algorithm, props, implementation: &'static [OSSL_DISPATCH]| OSSL_ALGORITHM {
+const fn entry(
+    alg: &Algorithm,
+    properties: &'static CStr,
+    implementation: &'static [OSSL_DISPATCH],
+) -> OSSL_ALGORITHM {
+    OSSL_ALGORITHM {
         algorithm_names: alg.names.as_ptr(),
-        property_definition: props,
+        property_definition: properties.as_ptr(),
         implementation: implementation.as_ptr(),
         algorithm_description: alg.name.as_ptr(),
-    };
-    let mut tables = AlgorithmTables {
-        _strings: Vec::new(),
-        keymgmt: Vec::new(),
-        kem: Vec::new(),
-        encoder: Vec::new(),
-        decoder: Vec::new(),
-    };
-    for (index, alg) in ML_KEM.iter().enumerate() {
-        tables
-            .keymgmt
-            .push(entry(alg, plain, keymgmt::FUNCTIONS[index]));
-        tables.kem.push(entry(alg, plain, kem::FUNCTIONS));
-        for (props, functions) in encoder::variants(index) {
-            tables
-                .encoder
-                .push(entry(alg, intern(format!("{PROPERTY},{props}")), functions));
-        }
-        for (props, functions) in decoder::variants(index) {
-            tables
-                .decoder
-                .push(entry(alg, intern(format!("{PROPERTY},{props}")), functions));
-        }
     }
-    for table in [
-        &mut tables.keymgmt,
-        &mut tables.kem,
-        &mut tables.encoder,
-        &mut tables.decoder,
-    ] {
-        table.push(ALGORITHM_END);
-    }
-    tables._strings = strings;
-    tables
 }
 
-static TABLES: OnceLock<StaticTable<AlgorithmTables>> = OnceLock::new();
+/// One entry per algorithm, same properties, per-algorithm tables.
+const fn per_algorithm(functions: [&'static [OSSL_DISPATCH]; 3]) -> [OSSL_ALGORITHM; 4] {
+    [
+        entry(&ALGORITHMS[0], PROPERTY, functions[0]),
+        entry(&ALGORITHMS[1], PROPERTY, functions[1]),
+        entry(&ALGORITHMS[2], PROPERTY, functions[2]),
+        ALGORITHM_END,
+    ]
+}
+
+/// The algorithm tables, fixed at compile time (nothing allocated, so
+/// nothing to free when the module is unloaded).
+static KEYMGMT_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 4]> =
+    StaticTable(per_algorithm(keymgmt::FUNCTIONS));
+static KEM_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 4]> =
+    StaticTable(per_algorithm([kem::FUNCTIONS; 3]));
+static ENCODER_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 22]> = StaticTable({
+    let mut out = [ALGORITHM_END; 22];
+    let mut i = 0;
+    while i < 21 {
+        let (properties, functions) = encoder::ENCODERS[i % 7];
+        out[i] = entry(&ALGORITHMS[i / 7], properties, functions);
+        i += 1;
+    }
+    out
+});
+static DECODER_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 7]> = StaticTable({
+    let mut out = [ALGORITHM_END; 7];
+    let mut i = 0;
+    while i < 6 {
+        let (properties, functions) = decoder::DECODERS[i / 2][i % 2];
+        out[i] = entry(&ALGORITHMS[i / 2], properties, functions);
+        i += 1;
+    }
+    out
+});
 
 unsafe extern "C" fn query_operation(
     _provctx: *mut c_void,
@@ -314,15 +301,13 @@ unsafe extern "C" fn query_operation(
             // SAFETY: non-NULL out-pointer from the core.
             unsafe { *no_cache = 0 };
         }
-        let tables = &TABLES.get_or_init(|| StaticTable(build_tables())).0;
-        let table = match operation_id as u32 {
-            sys::OSSL_OP_KEYMGMT => &tables.keymgmt,
-            sys::OSSL_OP_KEM => &tables.kem,
-            sys::OSSL_OP_ENCODER => &tables.encoder,
-            sys::OSSL_OP_DECODER => &tables.decoder,
-            _ => return Ok(core::ptr::null()),
-        };
-        Ok(table.as_ptr())
+        Ok(match operation_id as u32 {
+            sys::OSSL_OP_KEYMGMT => KEYMGMT_ALGORITHMS.0.as_ptr(),
+            sys::OSSL_OP_KEM => KEM_ALGORITHMS.0.as_ptr(),
+            sys::OSSL_OP_ENCODER => ENCODER_ALGORITHMS.0.as_ptr(),
+            sys::OSSL_OP_DECODER => DECODER_ALGORITHMS.0.as_ptr(),
+            _ => core::ptr::null(),
+        })
     })
 }
 
@@ -371,24 +356,24 @@ unsafe extern "C" fn get_capabilities(
     })
 }
 
-static REASON_STRINGS: OnceLock<StaticTable<Vec<OSSL_ITEM>>> = OnceLock::new();
+static REASON_STRINGS: StaticTable<[OSSL_ITEM; Reason::ALL.len() + 1]> = StaticTable({
+    let mut items = [OSSL_ITEM {
+        id: 0,
+        ptr: core::ptr::null_mut(),
+    }; Reason::ALL.len() + 1];
+    let mut i = 0;
+    while i < Reason::ALL.len() {
+        items[i] = OSSL_ITEM {
+            id: Reason::ALL[i] as u32,
+            ptr: Reason::ALL[i].text().as_ptr().cast_mut().cast(),
+        };
+        i += 1;
+    }
+    items
+});
 
 unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const OSSL_ITEM {
-    let table = REASON_STRINGS.get_or_init(|| {
-        let mut items: Vec<OSSL_ITEM> = Reason::ALL
-            .iter()
-            .map(|r| OSSL_ITEM {
-                id: r.code(),
-                ptr: r.text().as_ptr().cast_mut().cast(),
-            })
-            .collect();
-        items.push(OSSL_ITEM {
-            id: 0,
-            ptr: core::ptr::null_mut(),
-        });
-        StaticTable(items)
-    });
-    table.0.as_ptr()
+    REASON_STRINGS.0.as_ptr()
 }
 
 static PROVIDER_FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![

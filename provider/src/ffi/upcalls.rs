@@ -104,6 +104,11 @@ pub(crate) fn unregister(handle: *const OSSL_CORE_HANDLE) {
         if let Some(at) = live.iter().rposition(|&h| h == handle as usize) {
             live.remove(at);
         }
+        if live.is_empty() {
+            // Free the buffer: the module may be unloaded next, and a heap
+            // block only its statics point to would show up as a leak.
+            live.shrink_to_fit();
+        }
     }
 }
 
