@@ -98,6 +98,7 @@ fn decode_key(
             .map_err(|e| codec_error(alg, e))?;
         let key = key_from_parts(
             alg,
+            prov.instance(),
             parts.seed.as_ref().map(|s| s.as_slice()),
             parts.dk.as_ref().map(|d| d.as_slice()),
             None,
@@ -108,10 +109,10 @@ fn decode_key(
         }
         let key = match key.data {
             Some(data) if !prov.retain_seed => MlKemKey {
-                alg,
                 data: Some(data.without_seed()),
+                ..key
             },
-            data => MlKemKey { alg, data },
+            _ => key,
         };
         Ok(Some(key))
     } else {
@@ -119,7 +120,13 @@ fn decode_key(
             return Ok(None);
         }
         let ek = codec::decode_spki(layout, der).map_err(|e| codec_error(alg, e))?;
-        Ok(Some(key_from_parts(alg, None, None, Some(ek))?))
+        Ok(Some(key_from_parts(
+            alg,
+            prov.instance(),
+            None,
+            None,
+            Some(ek),
+        )?))
     }
 }
 

@@ -82,7 +82,9 @@ struct EncoderCtx {
 unsafe fn encoder_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut EncoderCtx> {
     non_null(ptr, "encoder context")?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { &mut *ptr.cast::<EncoderCtx>() })
+    let ctx = unsafe { &mut *ptr.cast::<EncoderCtx>() };
+    ctx.prov.instance().enter();
+    Ok(ctx)
 }
 
 unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {

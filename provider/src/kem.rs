@@ -40,11 +40,14 @@ struct KemCtx {
 unsafe fn kem_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut KemCtx> {
     non_null(ptr, "KEM context")?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { &mut *ptr.cast::<KemCtx>() })
+    let ctx = unsafe { &mut *ptr.cast::<KemCtx>() };
+    ctx.prov.instance().enter();
+    Ok(ctx)
 }
 
 impl KemCtx {
-    fn key(&self) -> Result<&MlKemKey> {
+    /// The key set by `*_init` (borrowed from OpenSSL, not from `self`).
+    fn key<'k>(&self) -> Result<&'k MlKemKey> {
         if self.key.is_null() {
             return Err(
                 ProviderError::new(Reason::CallOutOfOrder).with_detail("no key: call *_init first")
@@ -181,8 +184,6 @@ unsafe extern "C" fn encapsulate(
             return Err(ProviderError::new(Reason::CallOutOfOrder)
                 .with_detail("encapsulate_init not called"));
         }
-        // One-shot entropy: taken now, whatever happens below.
-        let ikme = ctx.ikme.take();
         let key = ctx.key()?;
         let data = key.public()?;
         let ct_len = key.alg.ct_len;
@@ -202,6 +203,9 @@ unsafe extern "C" fn encapsulate(
             }
             return SUCCESS;
         }
+        // One-shot entropy: a real attempt uses it up, whatever happens
+        // below (a size query above leaves it, as in OpenSSL).
+        let ikme = ctx.ikme.take();
         non_null(secret, "shared-secret buffer")?;
         // SAFETY: the caller's length pointers (NULL is rejected).
         unsafe {

@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 
 use crate::algorithms::Algorithm;
 use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::upcalls::Instance;
 
 /// The operations the provider needs from one parameter set's key.
 pub(crate) trait KeyData: Send + Sync {
@@ -144,14 +145,20 @@ pub(crate) fn from_public<P: ParameterSet>(ek: &[u8]) -> Result<Box<dyn KeyData>
 pub(crate) struct MlKemKey {
     /// The parameter set.
     pub(crate) alg: &'static Algorithm,
+    /// The provider instance that made the key (errors go through it).
+    pub(crate) instance: Instance,
     /// `None` for an empty key (from `new` or paramgen).
     pub(crate) data: Option<Box<dyn KeyData>>,
 }
 
 impl MlKemKey {
     /// An empty key of `alg`.
-    pub(crate) fn empty(alg: &'static Algorithm) -> Self {
-        Self { alg, data: None }
+    pub(crate) fn empty(alg: &'static Algorithm, instance: Instance) -> Self {
+        Self {
+            alg,
+            instance,
+            data: None,
+        }
     }
 
     /// Whether the public part is present.

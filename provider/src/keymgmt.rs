@@ -18,6 +18,7 @@ use crate::ffi::sys::{
     OSSL_CALLBACK, OSSL_DISPATCH, OSSL_KEYMGMT_SELECT_KEYPAIR, OSSL_KEYMGMT_SELECT_PRIVATE_KEY,
     OSSL_KEYMGMT_SELECT_PUBLIC_KEY, OSSL_PARAM,
 };
+use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, StaticTable};
 use crate::key::MlKemKey;
 use crate::provider::ProvCtx;
@@ -38,7 +39,9 @@ pub(crate) fn into_raw(key: MlKemKey) -> *mut c_void {
 pub(crate) unsafe fn key_ref<'a>(ptr: *const c_void) -> Result<&'a MlKemKey> {
     non_null(ptr, "key")?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { &*ptr.cast::<MlKemKey>() })
+    let key = unsafe { &*ptr.cast::<MlKemKey>() };
+    key.instance.enter();
+    Ok(key)
 }
 
 /// Mutably borrows a key OpenSSL hands back.
@@ -48,14 +51,16 @@ pub(crate) unsafe fn key_ref<'a>(ptr: *const c_void) -> Result<&'a MlKemKey> {
 unsafe fn key_mut<'a>(ptr: *mut c_void) -> Result<&'a mut MlKemKey> {
     non_null(ptr, "key")?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { &mut *ptr.cast::<MlKemKey>() })
+    let key = unsafe { &mut *ptr.cast::<MlKemKey>() };
+    key.instance.enter();
+    Ok(key)
 }
 
 unsafe extern "C" fn new<const ALG: usize>(provctx: *mut c_void) -> *mut c_void {
     guard(c"keymgmt_new", || {
         // SAFETY: the core passes our provctx.
-        unsafe { ProvCtx::from_ptr(provctx)? };
-        Ok(into_raw(MlKemKey::empty(&ML_KEM[ALG])))
+        let prov = unsafe { ProvCtx::from_ptr(provctx)? };
+        Ok(into_raw(MlKemKey::empty(&ML_KEM[ALG], prov.instance())))
     })
 }
 
@@ -216,6 +221,7 @@ unsafe extern "C" fn set_params(key: *mut c_void, params: *const OSSL_PARAM) -> 
 /// private key's.
 pub(crate) fn key_from_parts(
     alg: &'static Algorithm,
+    instance: Instance,
     seed: Option<&[u8]>,
     dk: Option<&[u8]>,
     ek: Option<&[u8]>,
@@ -282,6 +288,7 @@ pub(crate) fn key_from_parts(
     };
     Ok(MlKemKey {
         alg,
+        instance,
         data: Some(data),
     })
 }
@@ -309,7 +316,7 @@ unsafe extern "C" fn import(
             (None, None)
         };
         let ek = get(names::PKEY_PUB_KEY)?;
-        let imported = key_from_parts(key.alg, seed, dk, ek)?;
+        let imported = key_from_parts(key.alg, key.instance, seed, dk, ek)?;
         if imported.has_private() {
             imported.pairwise_check()?;
         }
@@ -389,7 +396,11 @@ unsafe extern "C" fn dup(key: *const c_void, selection: c_int) -> *mut c_void {
             }
             _ => None,
         };
-        Ok(into_raw(MlKemKey { alg: key.alg, data }))
+        Ok(into_raw(MlKemKey {
+            alg: key.alg,
+            instance: key.instance,
+            data,
+        }))
     })
 }
 
@@ -471,7 +482,9 @@ unsafe extern "C" fn gen_init<const ALG: usize>(
 unsafe fn gen_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut GenCtx> {
     non_null(ptr, "generation context")?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { &mut *ptr.cast::<GenCtx>() })
+    let ctx = unsafe { &mut *ptr.cast::<GenCtx>() };
+    ctx.prov.instance().enter();
+    Ok(ctx)
 }
 
 unsafe extern "C" fn gen_set_params(ctx: *mut c_void, params: *const OSSL_PARAM) -> c_int {
@@ -507,7 +520,7 @@ unsafe extern "C" fn generate(
         if ctx.selection & SELECT_KEYPAIR == 0 {
             // Parameter generation: an empty key (TLS servers fill it with
             // the peer's public key).
-            return Ok(into_raw(MlKemKey::empty(ctx.alg)));
+            return Ok(into_raw(MlKemKey::empty(ctx.alg, ctx.prov.instance())));
         }
         // The seed is single use: a re-call on the same context (as
         // `openssl speed` does) makes a fresh random key.
@@ -528,6 +541,7 @@ unsafe extern "C" fn generate(
         };
         Ok(into_raw(MlKemKey {
             alg: ctx.alg,
+            instance: ctx.prov.instance(),
             data: Some(data),
         }))
     })

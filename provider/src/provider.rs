@@ -15,6 +15,7 @@ use crate::ffi::params::{describe_int, describe_utf8, ParamList, ParamsMut, END}
 use crate::ffi::sys::{
     self, OSSL_ALGORITHM, OSSL_CALLBACK, OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_ITEM, OSSL_PARAM,
 };
+use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, upcalls, StaticTable};
 use crate::{decoder, encoder, kem, keymgmt};
 
@@ -54,7 +55,14 @@ impl ProvCtx {
     pub(crate) unsafe fn from_ptr<'a>(ptr: *mut c_void) -> Result<&'a ProvCtx> {
         non_null(ptr, "provider context")?;
         // SAFETY: the caller's contract.
-        Ok(unsafe { &*ptr.cast::<ProvCtx>() })
+        let ctx = unsafe { &*ptr.cast::<ProvCtx>() };
+        ctx.instance().enter();
+        Ok(ctx)
+    }
+
+    /// This instance, for objects to remember and errors to go through.
+    pub(crate) fn instance(&self) -> Instance {
+        Instance::from_handle(self.handle)
     }
 }
 
@@ -127,6 +135,7 @@ pub unsafe extern "C" fn OSSL_provider_init(
         non_null(input, "core dispatch table")?;
         // SAFETY: `input` is the core's table (init's contract).
         let upcalls = unsafe { upcalls::register(handle, input) };
+        Instance::from_handle(handle).enter();
         let result = (|| {
             let lib = libcrypto::init(upcalls.anchor)?;
             let (output_formats, input_formats, retain_seed) = configure(handle)?;
@@ -168,6 +177,7 @@ unsafe extern "C" fn teardown(provctx: *mut c_void) {
         // SAFETY: `provctx` came from `Box::into_raw` in init and the core
         // calls teardown once, after every object of ours is freed.
         let ctx = unsafe { Box::from_raw(provctx.cast::<ProvCtx>()) };
+        ctx.instance().enter();
         upcalls::unregister(ctx.handle);
         drop(ctx);
         Ok(())

@@ -4,15 +4,11 @@
 //! reference for every deterministic value.
 //!
 //! Error checks read OpenSSL's (per-thread) error queue. The provider raises
-//! its errors through the most recently initialised live instance, so an
-//! error raised here may carry another test's instance's library code: one
-//! whose reason strings the core has not registered yet (the instance is
-//! still loading) or has already dropped (it is being unloaded), which
-//! leaves the error without its reason text. [`LIFECYCLE`] keeps that from
-//! making these tests flaky: every EVP call and the reading of its errors
-//! hold it shared, and provider loading and teardown hold it exclusively.
-//! (`errors_are_raised_through_the_callers_instance` shows the underlying
-//! problem.)
+//! each error through the instance that made the failing object
+//! (`errors_are_raised_through_the_callers_instance` checks that with two
+//! library contexts). [`LIFECYCLE`] additionally orders provider loading and
+//! teardown against the EVP calls whose errors a test reads, so no test's
+//! assertions depend on what other tests load at the same time.
 
 mod common;
 
@@ -45,8 +41,7 @@ extern "C" {
 // ------------------------------------------------------------------ errors
 
 /// Shared by EVP calls (from the call to the reading of its errors),
-/// exclusive for provider loading and teardown; see the module
-/// documentation.
+/// exclusive for provider loading and teardown; see the module docs.
 static LIFECYCLE: RwLock<()> = RwLock::new(());
 
 /// One entry of OpenSSL's error queue.
@@ -127,14 +122,30 @@ impl<T> MustFail for Result<T, Errors> {
     }
 }
 
-fn opt_str(p: *const c_char) -> Option<String> {
+/// Copies a C string libcrypto returned.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that stays valid during the call.
+unsafe fn c_text(p: *const c_char) -> Option<String> {
     if p.is_null() {
         None
     } else {
-        // SAFETY: libcrypto returns NUL-terminated strings it owns, valid
-        // while the error library is loaded (we copy at once).
+        // SAFETY: the caller's contract.
         Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
+}
+
+/// The reason text registered for a packed error code, if any.
+fn reason_text(code: c_ulong) -> Option<String> {
+    // SAFETY: a plain look-up; the string returned is static or owned by
+    // the (still registered) error library, and copied at once.
+    unsafe { c_text(ffi::ERR_reason_error_string(code)) }
+}
+
+/// The library name registered for a packed error code, if any.
+fn lib_text(code: c_ulong) -> Option<String> {
+    // SAFETY: as for `reason_text`.
+    unsafe { c_text(ffi::ERR_lib_error_string(code)) }
 }
 
 /// Drains this thread's error queue.
@@ -154,17 +165,19 @@ fn take_errors() -> Errors {
             break;
         }
         let data = if flags & ffi::ERR_TXT_STRING != 0 {
-            opt_str(data).unwrap_or_default()
+            // SAFETY: a text entry's data is a NUL-terminated string owned
+            // by the error queue, valid until the next ERR call.
+            unsafe { c_text(data) }.unwrap_or_default()
         } else {
             String::new()
         };
+        // SAFETY: NULL or the function name recorded with the entry.
+        let function = unsafe { c_text(func) }.unwrap_or_default();
         out.push(ErrorEntry {
             code,
-            // SAFETY: plain look-ups of a packed error code.
-            lib: opt_str(unsafe { ffi::ERR_lib_error_string(code) }),
-            // SAFETY: as above.
-            reason: opt_str(unsafe { ffi::ERR_reason_error_string(code) }),
-            function: opt_str(func).unwrap_or_default(),
+            lib: lib_text(code),
+            reason: reason_text(code),
+            function,
             data,
         });
     }
@@ -901,7 +914,7 @@ fn wrong_length_seed_and_ikme_rejected() {
 /// touches the one-shot `ikme`, so the usual query-then-encapsulate sequence
 /// after `EVP_PKEY_encapsulate_init(ctx, {ikme})` is deterministic.
 #[test]
-#[ignore = "provider bug: the encapsulate size query (NULL output buffer) consumes the one-shot ikme"]
+
 fn ikme_survives_size_query() {
     let lib = Lib::new();
     let seed = seed(3);
@@ -1456,22 +1469,20 @@ fn reload_in_one_library_context() {
     }
 }
 
-/// The provider raises every error through the most recently initialised
-/// live instance (`upcalls::live_handle`), not the one whose object failed.
-/// With two library contexts, an error from the first carries the second
-/// instance's library code, and loses its reason text when that instance
-/// is unloaded, while the first is still loaded. (Concurrently, the same
-/// choice makes `vset_error` read a provider object being freed.)
+/// Errors go through the instance whose object failed: with two library
+/// contexts, an error from the first carries the first instance's library
+/// code and keeps its reason text after the second instance is unloaded.
 #[test]
-#[ignore = "provider bug: errors are raised through another (the newest) provider instance"]
 fn errors_are_raised_through_the_callers_instance() {
-    // Hold off every other test's teardown (and run this test alone, with
-    // `--ignored --test-threads=1`, so that no other instance is loaded).
+    // Hold off every other test's loading and teardown while this test
+    // compares two instances.
     let exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
     let first = Lib::new_with(false);
     let key = first.keygen_unguarded(ML_KEM_768.name);
-    let lib_of_error = |lib: &Lib| -> (c_int, Option<String>) {
-        let ctx = lib.raw_ctx_for_key(&key);
+    // Decapsulates a 10-byte ciphertext with the first instance's key and
+    // leaves the error on the queue: its library code and reason text.
+    let fail_in_first = || -> (c_int, Option<String>) {
+        let ctx = first.raw_ctx_for_key(&key);
         clear_errors();
         let short = [0u8; 10];
         let mut secret = [0u8; 32];
@@ -1492,29 +1503,26 @@ fn errors_are_raised_through_the_callers_instance() {
         unsafe { ffi::EVP_PKEY_CTX_free(ctx) };
         // SAFETY: reads this thread's queue.
         let code = unsafe { ffi::ERR_peek_last_error() };
-        (
-            ffi::ERR_GET_LIB(code),
-            opt_str(unsafe { ffi::ERR_reason_error_string(code) }),
-        )
+        (ffi::ERR_GET_LIB(code), reason_text(code))
     };
-    let (alone_lib, alone_reason) = lib_of_error(&first);
+    let (alone_lib, alone_reason) = fail_in_first();
     assert_eq!(alone_reason.as_deref(), Some("invalid length"));
 
+    // Load a second instance, fail in the first again, and unload the
+    // second while that error is still queued.
     let second = Lib::new_with(false);
-    let (lib_code, _) = lib_of_error(&first);
-    let keep_queued = lib_code; // the error of `first` stays on the queue
+    let (raised_lib, _) = fail_in_first();
     drop(second);
     // SAFETY: reads this thread's queue.
     let code = unsafe { ffi::ERR_peek_last_error() };
-    // SAFETY: a plain look-up.
-    let reason = opt_str(unsafe { ffi::ERR_reason_error_string(code) });
+    let reason = reason_text(code);
     clear_errors();
     drop(key);
     drop(first);
     drop(exclusive);
     assert!(
-        keep_queued == alone_lib && reason.as_deref() == Some("invalid length"),
-        "an error of the first instance's key was raised with library code {keep_queued} \
+        raised_lib == alone_lib && reason.as_deref() == Some("invalid length"),
+        "an error of the first instance's key was raised with library code {raised_lib} \
          (the second instance's; the first's is {alone_lib}), and once the second instance \
          was unloaded its reason text was {reason:?}"
     );

@@ -32,6 +32,16 @@ impl FfiReturn for () {
 /// Runs `body`; on `Err` or panic, raises the error (attributed to
 /// `function`) and returns `R::FAILURE`. No panic crosses into C.
 pub(crate) fn guard<R: FfiReturn>(function: &'static CStr, body: impl FnOnce() -> Result<R>) -> R {
+    // The body records which instance it works for (`Instance::enter`) as
+    // it resolves its object; start with none, and restore the caller's
+    // afterwards (the core may call back into us from inside an entry).
+    let outer = upcalls::take_current();
+    let result = run(function, body);
+    upcalls::restore_current(outer);
+    result
+}
+
+fn run<R: FfiReturn>(function: &'static CStr, body: impl FnOnce() -> Result<R>) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(error)) => {

@@ -3,9 +3,12 @@
 //!
 //! The function pointers are the same for every instance of the provider in
 //! a process (they live in the one libcrypto that loaded us); the handle is
-//! per instance. Errors are raised through the most recently initialised
-//! instance that is still alive, which registers the same reason strings.
+//! per instance. An error is raised through the instance that the failing
+//! call's object belongs to (each entry point records it when it resolves
+//! its object), so it carries that instance's library code and reason
+//! strings.
 
+use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
 use std::ffi::CString;
@@ -32,6 +35,45 @@ pub(crate) struct Upcalls {
 unsafe impl Send for Upcalls {}
 // SAFETY: as above; the struct is never mutated after init.
 unsafe impl Sync for Upcalls {}
+
+/// One loaded instance of the provider, as the core knows it (its handle).
+/// Objects remember the instance that made them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Instance(usize);
+
+impl Instance {
+    /// The instance with this handle.
+    pub(crate) fn from_handle(handle: *const OSSL_CORE_HANDLE) -> Self {
+        Self(handle as usize)
+    }
+
+    /// The core handle.
+    pub(crate) fn handle(self) -> *const OSSL_CORE_HANDLE {
+        self.0 as *const OSSL_CORE_HANDLE
+    }
+
+    /// Records this instance as the one the current entry point works for:
+    /// an error raised before the entry point returns goes through it.
+    pub(crate) fn enter(self) {
+        CURRENT.with(|c| c.set(Some(self)));
+    }
+}
+
+thread_local! {
+    /// The instance the running entry point works for (see `ffi::guard`).
+    static CURRENT: Cell<Option<Instance>> = const { Cell::new(None) };
+}
+
+/// Clears the current instance, returning the previous one (entry points
+/// start with none; nested calls restore the outer one).
+pub(crate) fn take_current() -> Option<Instance> {
+    CURRENT.with(|c| c.take())
+}
+
+/// Restores what `take_current` returned.
+pub(crate) fn restore_current(previous: Option<Instance>) {
+    CURRENT.with(|c| c.set(previous));
+}
 
 static UPCALLS: OnceLock<Upcalls> = OnceLock::new();
 /// Handles of the live instances, most recent last (as integers).
@@ -117,28 +159,35 @@ pub(crate) fn upcalls() -> Option<&'static Upcalls> {
     UPCALLS.get()
 }
 
-fn live_handle() -> Option<*const OSSL_CORE_HANDLE> {
-    let live = LIVE_HANDLES.lock().ok()?;
-    live.last().map(|&h| h as *const OSSL_CORE_HANDLE)
-}
-
-/// Puts `error` on OpenSSL's error stack, attributed to `function`.
+/// Puts `error` on OpenSSL's error stack, attributed to `function`, through
+/// the current instance (or, when an entry point had no object to tell, the
+/// newest live one). The live-instance lock is held during the upcalls, so
+/// no instance is torn down under them.
 pub(crate) fn raise(error: &ProviderError, function: &'static CStr) {
-    let (Some(u), Some(handle)) = (upcalls(), live_handle()) else {
+    let Some(u) = upcalls() else {
         return;
     };
     let (Some(new_error), Some(vset_error)) = (u.new_error, u.vset_error) else {
         return;
     };
+    let Ok(live) = LIVE_HANDLES.lock() else {
+        return;
+    };
+    let current = CURRENT.with(Cell::get);
+    let Some(instance) = current.or_else(|| live.last().map(|&h| Instance(h))) else {
+        return;
+    };
+    let handle = instance.handle();
     // The detail becomes the format string, with every '%' doubled so that
     // it has no conversions and the (empty) argument list is never read.
     let detail = error
         .detail
         .as_deref()
         .map(|d| CString::new(d.replace('%', "%%").replace('\0', "")).unwrap_or_default());
-    // SAFETY: `handle` is a live instance's handle; the strings outlive the
-    // calls; `args` is a zeroed va_list that vset_error never reads because
-    // the format has no conversions (or is NULL).
+    // SAFETY: `handle` is a live instance's handle (the current entry
+    // point's object belongs to it, or it is in the live list, locked); the
+    // strings outlive the calls; `args` is a zeroed va_list that vset_error
+    // never reads because the format has no conversions (or is NULL).
     unsafe {
         new_error(handle);
         if let Some(set_debug) = u.set_error_debug {
@@ -148,6 +197,7 @@ pub(crate) fn raise(error: &ProviderError, function: &'static CStr) {
         let format = detail.as_ref().map_or(ptr::null(), |d| d.as_ptr());
         vset_error(handle, error.reason.code(), format, &mut args);
     }
+    drop(live);
 }
 
 /// Reads one configuration value of this provider's `openssl.cnf` section.
