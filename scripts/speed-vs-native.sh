@@ -59,6 +59,6 @@ END {
     n = split(order, sorted, " ")
     for (i = 1; i <= n; i++) for (op = 1; op <= 3; op++) {
         a = sorted[i]; if (!(a in algs)) continue; o = median(v["ours" SUBSEP a SUBSEP op]); t = median(v["native" SUBSEP a SUBSEP op])
-        printf "%-12s %-7s %14.1f %14.1f %7.2fx\n", a, name[op], o, t, t > 0 ? o / t : 0
+        printf "%-12s %-7s %14.1f %14.1f %7.2fx\n", a, name[op], o, t, (t > 0 ? o / t : 0)
     }
 }' "$raw"
