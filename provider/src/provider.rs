@@ -200,6 +200,7 @@ unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const OSSL_PARAM
 fn backend_name(kind: BackendKind) -> &'static CStr {
     match kind.name() {
         "avx2" => c"avx2",
+        "avx512" => c"avx512",
         _ => c"portable",
     }
 }

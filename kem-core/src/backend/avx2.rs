@@ -62,6 +62,15 @@ mod with_avx2 {
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
     #[target_feature(enable = "avx2,bmi1")]
     pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
+        if crate::backend::keccak_x4::use_avx512vl() {
+            // SAFETY: the AVX-512 backend is active only on CPUs with
+            // AVX-512F and AVX-512VL (checked whenever a backend is chosen).
+            #[allow(unsafe_code)]
+            unsafe {
+                crate::backend::keccak_x4::keccak_f1600_avx512vl(state)
+            };
+            return;
+        }
         crate::backend::keccak_f1600::keccak_f1600(state);
     }
 

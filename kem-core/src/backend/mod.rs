@@ -131,8 +131,10 @@ macro_rules! dispatch {
                 type $b = $crate::backend::Portable;
                 $body
             }
+            // The AVX-512 backend is the AVX2 one whose Keccak reads the
+            // active kind (see `keccak_x4::use_avx512vl`).
             #[cfg(target_arch = "x86_64")]
-            $crate::backend::BackendKind::Avx2 => {
+            $crate::backend::BackendKind::Avx2 | $crate::backend::BackendKind::Avx512 => {
                 type $b = $crate::backend::Avx2;
                 $body
             }
