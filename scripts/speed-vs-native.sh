@@ -4,22 +4,26 @@
 # see the same machine state, and prints the median ops/s of each and their
 # ratio per operation.
 #
-#   scripts/speed-vs-native.sh [--rounds N] [--seconds S] [ALGORITHM...]
+#   scripts/speed-vs-native.sh [--rounds N] [--seconds S] [--backend NAME] [ALGORITHM...]
 #
 # Defaults: 3 rounds of 2 seconds per operation, ML-KEM-512 ML-KEM-768
-# ML-KEM-1024. OpenSSL 3.5 comes from scripts/build-openssl.sh (built if
-# missing); the provider from scripts/build-provider.sh.
+# ML-KEM-1024, and the kem-core backend the provider detects (--backend
+# portable|avx2|avx512 forces one, through MLKEM_BACKEND). OpenSSL 3.5
+# comes from scripts/build-openssl.sh (built if missing); the provider from
+# scripts/build-provider.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3
 seconds=2
 algorithms=()
+backend=""
 while (($#)); do
     case $1 in
+        --backend) backend=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --seconds) seconds=$2; shift 2 ;;
-        -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
         *) algorithms+=("$1"); shift ;;
     esac
 done
@@ -31,7 +35,7 @@ module_dir=$(bash scripts/build-provider.sh | tail -1)
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-echo "openssl speed, $("$openssl" version | cut -d' ' -f1-2), $rounds rounds x ${seconds}s, alternating" >&2
+echo "openssl speed, $("$openssl" version | cut -d' ' -f1-2), $rounds rounds x ${seconds}s, alternating, backend: ${backend:-detected}" >&2
 for ((round = 1; round <= rounds; round++)); do
     for impl in ours native; do
         if [ $impl = ours ]; then
@@ -40,7 +44,7 @@ for ((round = 1; round <= rounds; round++)); do
             flags=()
         fi
         echo "  round $round/$rounds: $impl" >&2
-        OPENSSL_CONF=/dev/null "$openssl" speed "${flags[@]}" -seconds "$seconds" "${algorithms[@]}" 2>/dev/null |
+        OPENSSL_CONF=/dev/null MLKEM_BACKEND=$backend "$openssl" speed "${flags[@]}" -seconds "$seconds" "${algorithms[@]}" 2>/dev/null |
             awk -v impl=$impl '$1 ~ /^ML-KEM-/ && NF == 7 { print impl, $1, $5, $6, $7 }' >>"$raw"
     done
 done
