@@ -3,7 +3,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use kem_core::{MESSAGE_LEN, SHARED_SECRET_LEN};
+use kem_core::MESSAGE_LEN;
 use zeroize::Zeroizing;
 
 use crate::error::{ProviderError, Reason, Result};
@@ -12,8 +12,7 @@ use crate::ffi::names;
 use crate::ffi::params::{describe_octets, Params, END};
 use crate::ffi::sys::{OSSL_DISPATCH, OSSL_PARAM};
 use crate::ffi::{dispatch_table, StaticTable};
-use crate::key::MlKemKey;
-use crate::keymgmt::key_ref;
+use crate::key::{key_ref, KemKey};
 use crate::provider::ProvCtx;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -24,30 +23,41 @@ enum Operation {
 }
 
 /// A KEM context: the key (owned by OpenSSL, alive while the context uses
-/// it), the operation, and a one-shot m from `ikme`.
-#[derive(Clone)]
-struct KemCtx {
+/// it), the operation, and a one-shot m from `ikme` (for a hybrid, the
+/// ML-KEM half's m; the classical half stays random).
+struct KemCtx<K> {
     prov: &'static ProvCtx,
-    key: *const MlKemKey,
+    key: *const K,
     operation: Operation,
     ikme: Option<Zeroizing<[u8; MESSAGE_LEN]>>,
+}
+
+impl<K> Clone for KemCtx<K> {
+    fn clone(&self) -> Self {
+        Self {
+            prov: self.prov,
+            key: self.key,
+            operation: self.operation,
+            ikme: self.ikme.clone(),
+        }
+    }
 }
 
 /// Borrows a KEM context.
 ///
 /// # Safety
 /// `ptr` is NULL or a live context from `newctx`/`dupctx`.
-unsafe fn kem_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut KemCtx> {
+unsafe fn kem_ctx<'a, K>(ptr: *mut c_void) -> Result<&'a mut KemCtx<K>> {
     non_null(ptr, "KEM context")?;
     // SAFETY: the caller's contract.
-    let ctx = unsafe { &mut *ptr.cast::<KemCtx>() };
+    let ctx = unsafe { &mut *ptr.cast::<KemCtx<K>>() };
     ctx.prov.instance().enter();
     Ok(ctx)
 }
 
-impl KemCtx {
+impl<K: KemKey> KemCtx<K> {
     /// The key set by `*_init` (borrowed from OpenSSL, not from `self`).
-    fn key<'k>(&self) -> Result<&'k MlKemKey> {
+    fn key<'k>(&self) -> Result<&'k K> {
         if self.key.is_null() {
             return Err(
                 ProviderError::new(Reason::CallOutOfOrder).with_detail("no key: call *_init first")
@@ -78,11 +88,11 @@ impl KemCtx {
     }
 }
 
-unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {
+unsafe extern "C" fn newctx<K: KemKey>(provctx: *mut c_void) -> *mut c_void {
     guard(c"kem_newctx", || {
         // SAFETY: the core passes our provctx, alive while the context is.
         let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
-        let ctx = KemCtx {
+        let ctx = KemCtx::<K> {
             prov,
             key: core::ptr::null(),
             operation: Operation::None,
@@ -92,36 +102,41 @@ unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {
     })
 }
 
-unsafe extern "C" fn freectx(ctx: *mut c_void) {
+unsafe extern "C" fn freectx<K: KemKey>(ctx: *mut c_void) {
     guard(c"kem_freectx", || {
         if !ctx.is_null() {
             // SAFETY: from `newctx`/`dupctx`; the core frees it once.
-            drop(unsafe { Box::from_raw(ctx.cast::<KemCtx>()) });
+            drop(unsafe { Box::from_raw(ctx.cast::<KemCtx<K>>()) });
         }
         Ok(())
     })
 }
 
-unsafe extern "C" fn dupctx(ctx: *mut c_void) -> *mut c_void {
+unsafe extern "C" fn dupctx<K: KemKey>(ctx: *mut c_void) -> *mut c_void {
     guard(c"kem_dupctx", || {
         // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx(ctx)? };
+        let ctx = unsafe { kem_ctx::<K>(ctx)? };
         Ok(Box::into_raw(Box::new(ctx.clone())).cast::<c_void>())
     })
 }
 
-fn init(
+fn init<K: KemKey>(
     ctx: *mut c_void,
     key: *mut c_void,
     params: *const OSSL_PARAM,
     operation: Operation,
 ) -> Result<c_int> {
     // SAFETY: the core passes our context, one of our keys, a valid array.
-    let (ctx, key_obj, params) =
-        unsafe { (kem_ctx(ctx)?, key_ref(key)?, Params::from_ptr(params)) };
+    let (ctx, key_obj, params) = unsafe {
+        (
+            kem_ctx::<K>(ctx)?,
+            key_ref::<K>(key)?,
+            Params::from_ptr(params),
+        )
+    };
     match operation {
-        Operation::Decapsulate => key_obj.private().map(drop)?,
-        _ => key_obj.public().map(drop)?,
+        Operation::Decapsulate => key_obj.require_private()?,
+        _ => key_obj.require_public()?,
     }
     ctx.key = key.cast_const().cast();
     ctx.operation = operation;
@@ -130,23 +145,23 @@ fn init(
     SUCCESS
 }
 
-unsafe extern "C" fn encapsulate_init(
+unsafe extern "C" fn encapsulate_init<K: KemKey>(
     ctx: *mut c_void,
     key: *mut c_void,
     params: *const OSSL_PARAM,
 ) -> c_int {
     guard(c"kem_encapsulate_init", || {
-        init(ctx, key, params, Operation::Encapsulate)
+        init::<K>(ctx, key, params, Operation::Encapsulate)
     })
 }
 
-unsafe extern "C" fn decapsulate_init(
+unsafe extern "C" fn decapsulate_init<K: KemKey>(
     ctx: *mut c_void,
     key: *mut c_void,
     params: *const OSSL_PARAM,
 ) -> c_int {
     guard(c"kem_decapsulate_init", || {
-        init(ctx, key, params, Operation::Decapsulate)
+        init::<K>(ctx, key, params, Operation::Decapsulate)
     })
 }
 
@@ -170,7 +185,7 @@ unsafe fn claim(len: *mut usize, need: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-unsafe extern "C" fn encapsulate(
+unsafe extern "C" fn encapsulate<K: KemKey>(
     ctx: *mut c_void,
     out: *mut u8,
     out_len: *mut usize,
@@ -179,14 +194,14 @@ unsafe extern "C" fn encapsulate(
 ) -> c_int {
     guard(c"kem_encapsulate", || {
         // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx(ctx)? };
+        let ctx = unsafe { kem_ctx::<K>(ctx)? };
         if ctx.operation != Operation::Encapsulate {
             return Err(ProviderError::new(Reason::CallOutOfOrder)
                 .with_detail("encapsulate_init not called"));
         }
         let key = ctx.key()?;
-        let data = key.public()?;
-        let ct_len = key.alg.ct_len;
+        key.require_public()?;
+        let (ct_len, ss_len) = (key.ciphertext_len(), key.secret_len());
         if out.is_null() {
             // Size query.
             if out_len.is_null() && secret_len.is_null() {
@@ -198,7 +213,7 @@ unsafe extern "C" fn encapsulate(
                     *out_len = ct_len;
                 }
                 if !secret_len.is_null() {
-                    *secret_len = SHARED_SECRET_LEN;
+                    *secret_len = ss_len;
                 }
             }
             return SUCCESS;
@@ -210,30 +225,30 @@ unsafe extern "C" fn encapsulate(
         // SAFETY: the caller's length pointers (NULL is rejected).
         unsafe {
             claim(out_len, ct_len, "ciphertext")?;
-            claim(secret_len, SHARED_SECRET_LEN, "shared-secret")?;
+            claim(secret_len, ss_len, "shared-secret")?;
         }
         let m = match ikme {
             Some(m) => m,
             None => {
                 let mut m = Zeroizing::new([0u8; MESSAGE_LEN]);
-                ctx.prov.random(m.as_mut_slice(), key.alg.security_bits)?;
+                ctx.prov.random(m.as_mut_slice(), key.security_bits())?;
                 m
             }
         };
-        // SAFETY: the caller provides `ct_len` and 32 writable bytes (the
-        // lengths it declared were checked above).
+        // SAFETY: the caller provides `ct_len` and `ss_len` writable bytes
+        // (the lengths it declared were checked above).
         let (ct, k) = unsafe {
             (
                 core::slice::from_raw_parts_mut(out, ct_len),
-                &mut *secret.cast::<[u8; SHARED_SECRET_LEN]>(),
+                core::slice::from_raw_parts_mut(secret, ss_len),
             )
         };
-        data.encapsulate(&m, ct, k);
+        key.encapsulate(ctx.prov, &m, ct, k)?;
         SUCCESS
     })
 }
 
-unsafe extern "C" fn decapsulate(
+unsafe extern "C" fn decapsulate<K: KemKey>(
     ctx: *mut c_void,
     secret: *mut u8,
     secret_len: *mut usize,
@@ -242,48 +257,54 @@ unsafe extern "C" fn decapsulate(
 ) -> c_int {
     guard(c"kem_decapsulate", || {
         // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx(ctx)? };
+        let ctx = unsafe { kem_ctx::<K>(ctx)? };
         if ctx.operation != Operation::Decapsulate {
             return Err(ProviderError::new(Reason::CallOutOfOrder)
                 .with_detail("decapsulate_init not called"));
         }
         let key = ctx.key()?;
-        let data = key.private()?;
+        key.require_private()?;
+        let ss_len = key.secret_len();
         if secret.is_null() {
             non_null(secret_len, "shared-secret length pointer")?;
             // SAFETY: non-NULL out-pointer.
-            unsafe { *secret_len = SHARED_SECRET_LEN };
+            unsafe { *secret_len = ss_len };
             return SUCCESS;
         }
         if !secret_len.is_null() {
             // SAFETY: the caller's length pointer.
-            unsafe { claim(secret_len, SHARED_SECRET_LEN, "shared-secret")? };
+            unsafe { claim(secret_len, ss_len, "shared-secret")? };
         }
         non_null(ct, "ciphertext")?;
-        if ct_len != key.alg.ct_len {
+        if ct_len != key.ciphertext_len() {
             return Err(
                 ProviderError::new(Reason::InvalidLength).with_detail(format!(
                     "{} ciphertext must be {} bytes, got {ct_len}",
-                    key.alg.layout.name, key.alg.ct_len
+                    key.name(),
+                    key.ciphertext_len()
                 )),
             );
         }
-        // SAFETY: `ct` holds `ct_len` readable bytes; `secret` 32 writable.
+        // SAFETY: `ct` holds `ct_len` readable bytes; `secret` `ss_len`
+        // writable ones.
         let (ct, k) = unsafe {
             (
                 core::slice::from_raw_parts(ct, ct_len),
-                &mut *secret.cast::<[u8; SHARED_SECRET_LEN]>(),
+                core::slice::from_raw_parts_mut(secret, ss_len),
             )
         };
-        data.decapsulate(ct, k)?;
+        key.decapsulate(ctx.prov, ct, k)?;
         SUCCESS
     })
 }
 
-unsafe extern "C" fn set_ctx_params(ctx: *mut c_void, params: *const OSSL_PARAM) -> c_int {
+unsafe extern "C" fn set_ctx_params<K: KemKey>(
+    ctx: *mut c_void,
+    params: *const OSSL_PARAM,
+) -> c_int {
     guard(c"kem_set_ctx_params", || {
         // SAFETY: the core passes our context and a valid array.
-        let (ctx, params) = unsafe { (kem_ctx(ctx)?, Params::from_ptr(params)) };
+        let (ctx, params) = unsafe { (kem_ctx::<K>(ctx)?, Params::from_ptr(params)) };
         ctx.set_params(params)?;
         SUCCESS
     })
@@ -299,16 +320,25 @@ unsafe extern "C" fn settable_ctx_params(
     SETTABLE.0.as_ptr()
 }
 
-/// The KEM dispatch table (shared by the three parameter sets: the key
-/// knows its own).
-pub(crate) const FUNCTIONS: &[OSSL_DISPATCH] = dispatch_table![
-    OSSL_FUNC_KEM_NEWCTX => OSSL_FUNC_kem_newctx_fn = newctx,
-    OSSL_FUNC_KEM_FREECTX => OSSL_FUNC_kem_freectx_fn = freectx,
-    OSSL_FUNC_KEM_DUPCTX => OSSL_FUNC_kem_dupctx_fn = dupctx,
-    OSSL_FUNC_KEM_ENCAPSULATE_INIT => OSSL_FUNC_kem_encapsulate_init_fn = encapsulate_init,
-    OSSL_FUNC_KEM_ENCAPSULATE => OSSL_FUNC_kem_encapsulate_fn = encapsulate,
-    OSSL_FUNC_KEM_DECAPSULATE_INIT => OSSL_FUNC_kem_decapsulate_init_fn = decapsulate_init,
-    OSSL_FUNC_KEM_DECAPSULATE => OSSL_FUNC_kem_decapsulate_fn = decapsulate,
-    OSSL_FUNC_KEM_SET_CTX_PARAMS => OSSL_FUNC_kem_set_ctx_params_fn = set_ctx_params,
-    OSSL_FUNC_KEM_SETTABLE_CTX_PARAMS => OSSL_FUNC_kem_settable_ctx_params_fn = settable_ctx_params,
-];
+macro_rules! kem_functions {
+    ($key:ty) => {
+        dispatch_table![
+            OSSL_FUNC_KEM_NEWCTX => OSSL_FUNC_kem_newctx_fn = newctx::<$key>,
+            OSSL_FUNC_KEM_FREECTX => OSSL_FUNC_kem_freectx_fn = freectx::<$key>,
+            OSSL_FUNC_KEM_DUPCTX => OSSL_FUNC_kem_dupctx_fn = dupctx::<$key>,
+            OSSL_FUNC_KEM_ENCAPSULATE_INIT => OSSL_FUNC_kem_encapsulate_init_fn = encapsulate_init::<$key>,
+            OSSL_FUNC_KEM_ENCAPSULATE => OSSL_FUNC_kem_encapsulate_fn = encapsulate::<$key>,
+            OSSL_FUNC_KEM_DECAPSULATE_INIT => OSSL_FUNC_kem_decapsulate_init_fn = decapsulate_init::<$key>,
+            OSSL_FUNC_KEM_DECAPSULATE => OSSL_FUNC_kem_decapsulate_fn = decapsulate::<$key>,
+            OSSL_FUNC_KEM_SET_CTX_PARAMS => OSSL_FUNC_kem_set_ctx_params_fn = set_ctx_params::<$key>,
+            OSSL_FUNC_KEM_SETTABLE_CTX_PARAMS => OSSL_FUNC_kem_settable_ctx_params_fn = settable_ctx_params,
+        ]
+    };
+}
+
+/// The KEM dispatch table of the pure ML-KEM algorithms (shared by the
+/// three parameter sets: the key knows its own).
+pub(crate) const FUNCTIONS: &[OSSL_DISPATCH] = kem_functions!(crate::key::MlKemKey);
+
+/// The KEM dispatch table of the hybrid algorithms.
+pub(crate) const HYBRID_FUNCTIONS: &[OSSL_DISPATCH] = kem_functions!(crate::hybrid::HybridKey);

@@ -14,6 +14,7 @@ use zeroize::Zeroizing;
 use crate::algorithms::Algorithm;
 use crate::error::{ProviderError, Reason, Result};
 use crate::ffi::upcalls::Instance;
+use crate::provider::ProvCtx;
 
 /// The operations the provider needs from one parameter set's key.
 pub(crate) trait KeyData: Send + Sync {
@@ -139,6 +140,101 @@ pub(crate) fn from_public<P: ParameterSet>(ek: &[u8]) -> Result<Box<dyn KeyData>
     Ok(Box::new(Material::Public(
         EncapsulationKey::<P>::from_bytes(ek)?,
     )))
+}
+
+/// What the KEM operation needs from a key object: pure ML-KEM keys and
+/// the hybrid keys both implement it, so `kem` has one implementation.
+pub(crate) trait KemKey: Sized + Send + Sync + 'static {
+    /// The provider instance that made the key.
+    fn instance(&self) -> Instance;
+    /// Fails unless the public part is present.
+    fn require_public(&self) -> Result<()>;
+    /// Fails unless the private part is present.
+    fn require_private(&self) -> Result<()>;
+    /// The algorithm's name, for error details.
+    fn name(&self) -> &'static str;
+    /// Ciphertext length.
+    fn ciphertext_len(&self) -> usize;
+    /// Shared-secret length.
+    fn secret_len(&self) -> usize;
+    /// Security strength, for the DRBG request.
+    fn security_bits(&self) -> u32;
+    /// Encapsulates to the public part; `m` is ML-KEM's random message
+    /// (fresh randomness, or a test's `ikme`). `ct` and `secret` have
+    /// exactly the lengths above.
+    fn encapsulate(
+        &self,
+        prov: &ProvCtx,
+        m: &[u8; MESSAGE_LEN],
+        ct: &mut [u8],
+        secret: &mut [u8],
+    ) -> Result<()>;
+    /// Decapsulates `ct` (already checked to have the right length).
+    fn decapsulate(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()>;
+}
+
+/// Borrows a key object OpenSSL hands back, and records its instance for
+/// errors.
+///
+/// # Safety
+/// `ptr` is NULL or a live `K` boxed by this provider.
+pub(crate) unsafe fn key_ref<'a, K: KemKey>(ptr: *const core::ffi::c_void) -> Result<&'a K> {
+    crate::ffi::guard::non_null(ptr, "key")?;
+    // SAFETY: the caller's contract.
+    let key = unsafe { &*ptr.cast::<K>() };
+    key.instance().enter();
+    Ok(key)
+}
+
+impl KemKey for MlKemKey {
+    fn instance(&self) -> Instance {
+        self.instance
+    }
+
+    fn require_public(&self) -> Result<()> {
+        self.public().map(drop)
+    }
+
+    fn require_private(&self) -> Result<()> {
+        self.private().map(drop)
+    }
+
+    fn name(&self) -> &'static str {
+        self.alg.layout.name
+    }
+
+    fn ciphertext_len(&self) -> usize {
+        self.alg.ct_len
+    }
+
+    fn secret_len(&self) -> usize {
+        SHARED_SECRET_LEN
+    }
+
+    fn security_bits(&self) -> u32 {
+        self.alg.security_bits
+    }
+
+    fn encapsulate(
+        &self,
+        _prov: &ProvCtx,
+        m: &[u8; MESSAGE_LEN],
+        ct: &mut [u8],
+        secret: &mut [u8],
+    ) -> Result<()> {
+        let secret: &mut [u8; SHARED_SECRET_LEN] = secret
+            .try_into()
+            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret length"))?;
+        self.public()?.encapsulate(m, ct, secret);
+        Ok(())
+    }
+
+    fn decapsulate(&self, _prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
+        let secret: &mut [u8; SHARED_SECRET_LEN] = secret
+            .try_into()
+            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret length"))?;
+        self.private()?.decapsulate(ct, secret)
+    }
 }
 
 /// The key object behind OpenSSL's `void *keydata`.

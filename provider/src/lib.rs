@@ -11,9 +11,11 @@
 //! that drives them; `codec` is pure Rust DER/PEM/text.
 
 pub(crate) mod algorithms;
+pub(crate) mod classical;
 pub(crate) mod codec;
 pub mod error;
 pub(crate) mod ffi;
+pub(crate) mod hybrid;
 pub(crate) mod key;
 pub(crate) mod provider;
 

@@ -17,6 +17,7 @@ use crate::ffi::sys::{
 };
 use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, upcalls, StaticTable};
+use crate::hybrid::{self, Hybrid, HYBRIDS, HYBRID_TABLE};
 use crate::{decoder, encoder, kem, keymgmt};
 
 /// The property every algorithm carries, for `-propquery provider=mlkem`.
@@ -277,10 +278,38 @@ const fn per_algorithm(functions: [&'static [OSSL_DISPATCH]; 3]) -> [OSSL_ALGORI
 
 /// The algorithm tables, fixed at compile time (nothing allocated, so
 /// nothing to free when the module is unloaded).
-static KEYMGMT_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 4]> =
-    StaticTable(per_algorithm(keymgmt::FUNCTIONS));
-static KEM_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 4]> =
-    StaticTable(per_algorithm([kem::FUNCTIONS; 3]));
+const fn hybrid_entry(h: &Hybrid, implementation: &'static [OSSL_DISPATCH]) -> OSSL_ALGORITHM {
+    OSSL_ALGORITHM {
+        algorithm_names: h.name.as_ptr(),
+        property_definition: PROPERTY.as_ptr(),
+        implementation: implementation.as_ptr(),
+        algorithm_description: h.name.as_ptr(),
+    }
+}
+
+/// The pure ML-KEM algorithms, then the hybrids.
+const fn with_hybrids(
+    pure: [&'static [OSSL_DISPATCH]; 3],
+    hybrid: [&'static [OSSL_DISPATCH]; 3],
+) -> [OSSL_ALGORITHM; 7] {
+    let pure = per_algorithm(pure);
+    [
+        pure[0],
+        pure[1],
+        pure[2],
+        hybrid_entry(&HYBRID_TABLE[0], hybrid[0]),
+        hybrid_entry(&HYBRID_TABLE[1], hybrid[1]),
+        hybrid_entry(&HYBRID_TABLE[2], hybrid[2]),
+        ALGORITHM_END,
+    ]
+}
+
+static KEYMGMT_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 7]> =
+    StaticTable(with_hybrids(keymgmt::FUNCTIONS, hybrid::KEYMGMT_FUNCTIONS));
+static KEM_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 7]> = StaticTable(with_hybrids(
+    [kem::FUNCTIONS; 3],
+    [kem::HYBRID_FUNCTIONS; 3],
+));
 static ENCODER_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 22]> = StaticTable({
     let mut out = [ALGORITHM_END; 22];
     let mut i = 0;
@@ -342,15 +371,21 @@ unsafe extern "C" fn get_capabilities(
         {
             return SUCCESS;
         }
-        for alg in &ML_KEM {
-            let id: c_uint = alg.tls_group.id;
-            let security_bits: c_uint = alg.security_bits;
+        let pure = ML_KEM
+            .iter()
+            .map(|alg| (&alg.tls_group, alg.name, alg.security_bits));
+        let hybrids = HYBRIDS
+            .iter()
+            .map(|h| (&h.tls_group, h.name, ML_KEM[h.ml_kem].security_bits));
+        for (group, algorithm, security_bits) in pure.chain(hybrids) {
+            let id: c_uint = group.id;
+            let security_bits: c_uint = security_bits;
             let (min_tls, max_tls, no_dtls, is_kem): (c_int, c_int, c_int, c_int) =
                 (TLS1_3_VERSION, 0, -1, 1);
             let mut list = ParamList::new()
-                .utf8(names::TLS_GROUP_NAME, alg.tls_group.name)
-                .utf8(names::TLS_GROUP_NAME_INTERNAL, alg.name)
-                .utf8(names::TLS_GROUP_ALG, alg.name)
+                .utf8(names::TLS_GROUP_NAME, group.name)
+                .utf8(names::TLS_GROUP_NAME_INTERNAL, algorithm)
+                .utf8(names::TLS_GROUP_ALG, algorithm)
                 .uint(names::TLS_GROUP_ID, &id)
                 .uint(names::TLS_GROUP_SECURITY_BITS, &security_bits)
                 .int(names::TLS_GROUP_MIN_TLS, &min_tls)

@@ -14,7 +14,7 @@ use core::ffi::{c_char, c_int, c_long, c_uchar, c_uint, c_void, CStr};
 use core::ptr;
 use std::sync::OnceLock;
 
-use super::sys::{OSSL_CORE_HANDLE, OSSL_DISPATCH};
+use super::sys::{OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_PARAM};
 use crate::error::{ProviderError, Reason};
 
 /// `OSSL_LIB_CTX` (opaque).
@@ -48,6 +48,26 @@ pub(crate) struct LibCrypto {
     ) -> *mut c_void,
     pub(crate) i2d_x509_sig: unsafe extern "C" fn(*const c_void, *mut *mut c_uchar) -> c_int,
     pub(crate) x509_sig_free: unsafe extern "C" fn(*mut c_void),
+    // EVP_PKEY, for the classical half of the hybrid groups.
+    pub(crate) evp_pkey_ctx_new_from_name:
+        unsafe extern "C" fn(*mut LibCtx, *const c_char, *const c_char) -> *mut c_void,
+    pub(crate) evp_pkey_ctx_new_from_pkey:
+        unsafe extern "C" fn(*mut LibCtx, *mut c_void, *const c_char) -> *mut c_void,
+    pub(crate) evp_pkey_ctx_free: unsafe extern "C" fn(*mut c_void),
+    pub(crate) evp_pkey_keygen_init: unsafe extern "C" fn(*mut c_void) -> c_int,
+    pub(crate) evp_pkey_ctx_set_group_name:
+        unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int,
+    pub(crate) evp_pkey_keygen: unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> c_int,
+    pub(crate) evp_pkey_fromdata_init: unsafe extern "C" fn(*mut c_void) -> c_int,
+    pub(crate) evp_pkey_fromdata:
+        unsafe extern "C" fn(*mut c_void, *mut *mut c_void, c_int, *mut OSSL_PARAM) -> c_int,
+    pub(crate) evp_pkey_get_params: unsafe extern "C" fn(*const c_void, *mut OSSL_PARAM) -> c_int,
+    pub(crate) evp_pkey_derive_init: unsafe extern "C" fn(*mut c_void) -> c_int,
+    pub(crate) evp_pkey_derive_set_peer: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int,
+    pub(crate) evp_pkey_derive:
+        unsafe extern "C" fn(*mut c_void, *mut c_uchar, *mut usize) -> c_int,
+    pub(crate) evp_pkey_up_ref: unsafe extern "C" fn(*mut c_void) -> c_int,
+    pub(crate) evp_pkey_free: unsafe extern "C" fn(*mut c_void),
 }
 
 static LIBCRYPTO: OnceLock<Result<LibCrypto, String>> = OnceLock::new();
@@ -97,6 +117,20 @@ fn resolve(anchor: *const c_void) -> Result<LibCrypto, String> {
             pkcs8_encrypt_ex: function(symbol(c"PKCS8_encrypt_ex")?),
             i2d_x509_sig: function(symbol(c"i2d_X509_SIG")?),
             x509_sig_free: function(symbol(c"X509_SIG_free")?),
+            evp_pkey_ctx_new_from_name: function(symbol(c"EVP_PKEY_CTX_new_from_name")?),
+            evp_pkey_ctx_new_from_pkey: function(symbol(c"EVP_PKEY_CTX_new_from_pkey")?),
+            evp_pkey_ctx_free: function(symbol(c"EVP_PKEY_CTX_free")?),
+            evp_pkey_keygen_init: function(symbol(c"EVP_PKEY_keygen_init")?),
+            evp_pkey_ctx_set_group_name: function(symbol(c"EVP_PKEY_CTX_set_group_name")?),
+            evp_pkey_keygen: function(symbol(c"EVP_PKEY_keygen")?),
+            evp_pkey_fromdata_init: function(symbol(c"EVP_PKEY_fromdata_init")?),
+            evp_pkey_fromdata: function(symbol(c"EVP_PKEY_fromdata")?),
+            evp_pkey_get_params: function(symbol(c"EVP_PKEY_get_params")?),
+            evp_pkey_derive_init: function(symbol(c"EVP_PKEY_derive_init")?),
+            evp_pkey_derive_set_peer: function(symbol(c"EVP_PKEY_derive_set_peer")?),
+            evp_pkey_derive: function(symbol(c"EVP_PKEY_derive")?),
+            evp_pkey_up_ref: function(symbol(c"EVP_PKEY_up_ref")?),
+            evp_pkey_free: function(symbol(c"EVP_PKEY_free")?),
         })
     }
 }

@@ -43,6 +43,7 @@ pub(crate) const PKEY_PUB_KEY: &CStr = cstr(sys::OSSL_PKEY_PARAM_PUB_KEY);
 pub(crate) const PKEY_PRIV_KEY: &CStr = cstr(sys::OSSL_PKEY_PARAM_PRIV_KEY);
 pub(crate) const PKEY_ENCODED_PUBLIC_KEY: &CStr = cstr(sys::OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY);
 pub(crate) const PKEY_PROPERTIES: &CStr = cstr(sys::OSSL_PKEY_PARAM_PROPERTIES);
+pub(crate) const PKEY_GROUP_NAME: &CStr = cstr(sys::OSSL_PKEY_PARAM_GROUP_NAME);
 /// `OSSL_PKEY_PARAM_ML_KEM_SEED` (OpenSSL 3.5): d ‖ z.
 pub(crate) const PKEY_ML_KEM_SEED: &CStr = c"seed";
 /// `OSSL_PKEY_PARAM_SECURITY_CATEGORY` (OpenSSL 3.5).

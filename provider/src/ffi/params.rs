@@ -332,6 +332,18 @@ impl<'a> ParamList<'a> {
         self
     }
 
+    /// Adds an unsigned integer of any size, given as native-endian bytes
+    /// (how OpenSSL passes BIGNUMs).
+    pub(crate) fn unsigned_bytes(mut self, key: &'static CStr, native_endian: &'a [u8]) -> Self {
+        self.push(
+            key,
+            OSSL_PARAM_UNSIGNED_INTEGER,
+            native_endian.as_ptr(),
+            native_endian.len(),
+        );
+        self
+    }
+
     /// Adds a C `int`.
     pub(crate) fn int(mut self, key: &'static CStr, value: &'a c_int) -> Self {
         self.push(
