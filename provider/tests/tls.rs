@@ -118,6 +118,18 @@ fn start_server(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) 
 
 /// Runs s_client; returns (success, combined output).
 fn client(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) -> (bool, String) {
+    client_with(ssl, side, dir, port, groups, &[])
+}
+
+/// Runs s_client with extra flags; returns (success, combined output).
+fn client_with(
+    ssl: &OpenSsl,
+    side: Side,
+    dir: &Path,
+    port: u16,
+    groups: &str,
+    extra: &[&str],
+) -> (bool, String) {
     let mut cmd = ssl.command(dir);
     configure(&mut cmd, side);
     cmd.args([
@@ -131,9 +143,10 @@ fn client(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) -> (bo
         "localhost",
         "-ign_eof",
     ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    .args(extra);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("s_client");
     child
         .stdin
@@ -212,4 +225,78 @@ fn system_openssl_talks_to_openssl_35_native() {
     let ssl = system();
     handshake((&native, Side::Native), (&ssl, Side::Ours), "MLKEM768");
     handshake((&ssl, Side::Ours), (&native, Side::Native), "MLKEM1024");
+}
+
+const HYBRIDS: [&str; 3] = ["X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024"];
+
+#[test]
+fn hybrid_groups_on_the_system_openssl() {
+    let ssl = system();
+    for group in HYBRIDS {
+        handshake((&ssl, Side::Ours), (&ssl, Side::Ours), group);
+    }
+}
+
+#[test]
+fn hybrid_groups_against_openssl_35_native() {
+    let Some(native) = openssl_35() else { return };
+    let ssl = system();
+    for group in HYBRIDS {
+        for (server, client_side) in [
+            ((&native, Side::Native), (&native, Side::Ours)),
+            ((&native, Side::Ours), (&native, Side::Native)),
+            ((&native, Side::Native), (&ssl, Side::Ours)),
+            ((&ssl, Side::Ours), (&native, Side::Native)),
+        ] {
+            let text = handshake(server, client_side, group);
+            if client_side.0.series == "3.5" {
+                assert!(
+                    text.contains(&format!("Negotiated TLS1.3 group: {group}")),
+                    "{group}: {server:?}/{client_side:?}:\n{text}"
+                );
+            }
+        }
+    }
+}
+
+/// A client whose first (and only) key share is X25519 but which also
+/// supports X25519MLKEM768, against a server that accepts only the hybrid:
+/// the server asks again (HelloRetryRequest) and the handshake completes
+/// over the hybrid.
+#[test]
+fn hello_retry_request_to_the_hybrid() {
+    let ssl = system();
+    let mut cases = vec![((ssl.clone(), Side::Ours), (ssl.clone(), Side::Ours))];
+    if let Some(native) = openssl_35() {
+        cases.push(((native.clone(), Side::Native), (ssl.clone(), Side::Ours)));
+        cases.push(((ssl.clone(), Side::Ours), (native.clone(), Side::Ours)));
+    }
+    for (server, client_side) in cases {
+        let dir = scratch(&format!(
+            "tls-hrr-{}-{:?}-{}-{:?}",
+            server.0.series, server.1, client_side.0.series, client_side.1
+        ));
+        certificate(&dir);
+        let port = port();
+        let _server = start_server(&server.0, server.1, &dir, port, "X25519MLKEM768");
+        let (ok, text) = client_with(
+            &client_side.0,
+            client_side.1,
+            &dir,
+            port,
+            "X25519:X25519MLKEM768",
+            &["-msg"],
+        );
+        assert!(ok, "HRR {server:?}/{client_side:?} failed:\n{text}");
+        // Two ClientHellos: the first with the X25519 share, the second
+        // after the HelloRetryRequest.
+        let hellos = text.matches("ClientHello").count();
+        assert_eq!(hellos, 2, "expected a HelloRetryRequest:\n{text}");
+        if client_side.0.series == "3.5" {
+            assert!(
+                text.contains("Negotiated TLS1.3 group: X25519MLKEM768"),
+                "{text}"
+            );
+        }
+    }
 }
