@@ -7,7 +7,8 @@
 #   scripts/speed-vs-native.sh [--rounds N] [--seconds S] [--backend NAME] [ALGORITHM...]
 #
 # Defaults: 3 rounds of 2 seconds per operation, ML-KEM-512 ML-KEM-768
-# ML-KEM-1024, and the kem-core backend the provider detects (--backend
+# ML-KEM-1024 (the hybrids X25519MLKEM768 SecP256r1MLKEM768
+# SecP384r1MLKEM1024 work too), and the kem-core backend the provider detects (--backend
 # portable|avx2|avx512 forces one, through MLKEM_BACKEND). OpenSSL 3.5
 # comes from scripts/build-openssl.sh (built if missing); the provider from
 # scripts/build-provider.sh.
@@ -45,7 +46,8 @@ for ((round = 1; round <= rounds; round++)); do
         fi
         echo "  round $round/$rounds: $impl" >&2
         OPENSSL_CONF=/dev/null MLKEM_BACKEND=$backend "$openssl" speed "${flags[@]}" -seconds "$seconds" "${algorithms[@]}" 2>/dev/null |
-            awk -v impl=$impl '$1 ~ /^ML-KEM-/ && NF == 7 { print impl, $1, $5, $6, $7 }' >>"$raw"
+            awk -v impl=$impl -v wanted=" ${algorithms[*]} " \
+                'NF == 7 && index(wanted, " " $1 " ") { print impl, $1, $5, $6, $7 }' >>"$raw"
     done
 done
 
@@ -59,10 +61,10 @@ function median(list,   n, a, i, j, t) {
 { for (op = 1; op <= 3; op++) v[$1 SUBSEP $2 SUBSEP op] = v[$1 SUBSEP $2 SUBSEP op] " " $(op + 2); algs[$2] = 1 }
 END {
     split("keygen encaps decaps", name, " ")
-    printf "%-12s %-7s %14s %14s %8s\n", "algorithm", "op", "ours ops/s", "native ops/s", "ratio"
+    printf "%-19s %-7s %14s %14s %8s\n", "algorithm", "op", "ours ops/s", "native ops/s", "ratio"
     n = split(order, sorted, " ")
     for (i = 1; i <= n; i++) for (op = 1; op <= 3; op++) {
         a = sorted[i]; if (!(a in algs)) continue; o = median(v["ours" SUBSEP a SUBSEP op]); t = median(v["native" SUBSEP a SUBSEP op])
-        printf "%-12s %-7s %14.1f %14.1f %7.2fx\n", a, name[op], o, t, (t > 0 ? o / t : 0)
+        printf "%-19s %-7s %14.1f %14.1f %7.2fx\n", a, name[op], o, t, (t > 0 ? o / t : 0)
     }
 }' "$raw"
