@@ -244,6 +244,15 @@ impl ClassicalKey {
                 )),
             );
         }
+        // TLS (RFC 8446, section 4.2.8.2) and the hybrid draft allow only
+        // the uncompressed form; OpenSSL would also take the "hybrid"
+        // 0x06/0x07 form of the same point.
+        if curve.group.is_some() && public.first() != Some(&0x04) {
+            return Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
+                "{} public key must be an uncompressed point",
+                curve.name
+            )));
+        }
         let mut list = ParamList::new().octets(names::PKEY_PUB_KEY, public);
         if let Some(group) = curve.group {
             list = list.utf8(names::PKEY_GROUP_NAME, group);

@@ -11,7 +11,7 @@
 use core::ffi::{c_int, c_void, CStr};
 
 use kem_core::{MESSAGE_LEN, SHARED_SECRET_LEN};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::algorithms::{Algorithm, TlsGroup, ML_KEM};
 use crate::classical::{ClassicalKey, Curve, P256, P384, X25519};
@@ -239,11 +239,38 @@ impl HybridKey {
             _ => None,
         };
         let classical = ClassicalKey::from_private(prov, hybrid.curve, x_private, x_public)?;
-        Ok(Self {
+        let key = Self {
             hybrid,
             prov,
             parts: Some((ml_kem, classical)),
-        })
+        };
+        key.check_consistency(public)?;
+        Ok(key)
+    }
+
+    /// Checks an imported key pair: a given public key must be this key's
+    /// (ML-KEM's ek is embedded in dk; an EC import takes the point as
+    /// given), and the classical pair must agree, tested by key agreement
+    /// with a fresh ephemeral key from both sides.
+    fn check_consistency(&self, public: Option<&[u8]>) -> Result<()> {
+        let (_, own) = self.parts()?;
+        let mismatch = || {
+            ProviderError::new(Reason::InvalidKey).with_detail(format!(
+                "explicit {} public key does not match private",
+                self.name()
+            ))
+        };
+        if let Some(public) = public.filter(|p| !p.is_empty()) {
+            if *self.public_key()? != *public {
+                return Err(mismatch());
+            }
+        }
+        let ephemeral = ClassicalKey::generate(self.prov, self.hybrid.curve)?;
+        let peer = ClassicalKey::from_public(self.prov, self.hybrid.curve, own.public_key())?;
+        if *ephemeral.derive(self.prov, &peer)? != *own.derive(self.prov, &ephemeral)? {
+            return Err(mismatch());
+        }
+        Ok(())
     }
 }
 
@@ -291,6 +318,31 @@ impl KemKey for HybridKey {
         ct: &mut [u8],
         secret: &mut [u8],
     ) -> Result<()> {
+        let result = self.encapsulate_parts(prov, m, ct, secret);
+        if result.is_err() {
+            // Leave no half-made secret behind.
+            secret.zeroize();
+        }
+        result
+    }
+
+    fn decapsulate(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
+        let result = self.decapsulate_parts(prov, ct, secret);
+        if result.is_err() {
+            secret.zeroize();
+        }
+        result
+    }
+}
+
+impl HybridKey {
+    fn encapsulate_parts(
+        &self,
+        prov: &ProvCtx,
+        m: &[u8; MESSAGE_LEN],
+        ct: &mut [u8],
+        secret: &mut [u8],
+    ) -> Result<()> {
         let hybrid = self.hybrid;
         let (ml_kem, peer) = self.parts()?;
         let (ct_m, ct_x) = hybrid.split_mut(ct, hybrid.ml_kem().ct_len);
@@ -307,7 +359,7 @@ impl KemKey for HybridKey {
         Ok(())
     }
 
-    fn decapsulate(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
+    fn decapsulate_parts(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
         let hybrid = self.hybrid;
         let (ml_kem, own) = self.parts()?;
         let (ct_m, ct_x) = hybrid.split(ct, hybrid.ml_kem().ct_len);

@@ -1,0 +1,1857 @@
+//! In-process tests of the hybrid KEMs (X25519MLKEM768, SecP256r1MLKEM768,
+//! SecP384r1MLKEM1024): the provider loaded into a fresh `OSSL_LIB_CTX` of
+//! this process's libcrypto (the system OpenSSL 3.0, which has X25519 and EC
+//! but no ML-KEM, so every hybrid operation here is the provider's) and
+//! driven through EVP.
+//!
+//! The reference for each value is independent of the provider: kem-core
+//! for the ML-KEM half, and the `openssl` crate in the *default* library
+//! context for the X25519 / ECDH half (never the test's context, whose
+//! providers are under test).
+//!
+//! Layouts (draft-ietf-tls-ecdhe-mlkem, as OpenSSL 3.5 names them): for
+//! X25519MLKEM768 the ML-KEM part comes first, for the two EC groups the
+//! uncompressed point comes first; public keys, ciphertexts, shared secrets
+//! and private keys (expanded dk, then the raw X25519 key or the big-endian
+//! EC scalar, in the same order) all follow the group's order.
+//!
+//! Error checks read OpenSSL's (per-thread) error queue; [`LIFECYCLE`]
+//! orders provider loading and teardown against the EVP calls whose errors
+//! a test reads, as in `in_process.rs`.
+
+mod common;
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_uchar, c_ulong, c_void, CStr, CString};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::{PoisonError, RwLock};
+
+use kem_core::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem768, ParameterSet};
+use openssl::bn::{BigNum, BigNumContext};
+use openssl::derive::Deriver;
+use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
+use openssl::nid::Nid;
+use openssl::pkey::{Id, PKey, Private, Public};
+use openssl_sys as ffi;
+
+// Functions of libcrypto 3.0 that openssl-sys does not declare.
+extern "C" {
+    fn EVP_PKEY_CTX_new_from_pkey(
+        libctx: *mut ffi::OSSL_LIB_CTX,
+        pkey: *mut ffi::EVP_PKEY,
+        propquery: *const c_char,
+    ) -> *mut ffi::EVP_PKEY_CTX;
+    fn EVP_PKEY_set1_encoded_public_key(
+        pkey: *mut ffi::EVP_PKEY,
+        public: *const c_uchar,
+        public_len: usize,
+    ) -> c_int;
+    fn EVP_PKEY_dup(pkey: *mut ffi::EVP_PKEY) -> *mut ffi::EVP_PKEY;
+}
+
+// ------------------------------------------------------------------ errors
+
+/// Shared by EVP calls (from the call to the reading of its errors),
+/// exclusive for provider loading and teardown.
+static LIFECYCLE: RwLock<()> = RwLock::new(());
+
+/// One entry of OpenSSL's error queue.
+#[derive(Clone, Debug)]
+struct ErrorEntry {
+    code: c_ulong,
+    lib: Option<String>,
+    reason: Option<String>,
+    function: String,
+    data: String,
+}
+
+/// The error queue of a failed call, oldest first.
+#[derive(Clone, Debug, Default)]
+struct Errors(Vec<ErrorEntry>);
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(empty error queue)");
+        }
+        for e in &self.0 {
+            writeln!(
+                f,
+                "[{:#x}] {}: {} ({}): {}",
+                e.code,
+                e.lib.as_deref().unwrap_or("?"),
+                e.reason.as_deref().unwrap_or("?"),
+                e.function,
+                e.data
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Errors {
+    /// Whether an entry has exactly this reason text.
+    fn has_reason(&self, reason: &str) -> bool {
+        self.0.iter().any(|e| e.reason.as_deref() == Some(reason))
+    }
+
+    /// Whether any entry's detail text contains `needle`.
+    fn has_detail(&self, needle: &str) -> bool {
+        self.0.iter().any(|e| e.data.contains(needle))
+    }
+
+    /// Asserts the provider raised `reason` (and, if given, a detail
+    /// containing `detail`).
+    #[track_caller]
+    fn assert_reason(&self, reason: &str, detail: Option<&str>) {
+        assert!(
+            self.has_reason(reason),
+            "expected reason '{reason}' in the error queue:\n{self}"
+        );
+        if let Some(detail) = detail {
+            assert!(
+                self.has_detail(detail),
+                "expected '{detail}' in the error details:\n{self}"
+            );
+        }
+    }
+
+    /// Asserts the failed call left at least one error on the queue.
+    #[track_caller]
+    fn assert_not_empty(&self, what: &str) {
+        assert!(
+            !self.0.is_empty(),
+            "{what}: failed with an empty error queue"
+        );
+    }
+}
+
+/// `Result::expect_err` without requiring (or printing) a `Debug` success
+/// value: asserts the call failed and returns its error queue.
+trait MustFail {
+    fn must_fail(self, what: &str) -> Errors;
+}
+
+impl<T> MustFail for Result<T, Errors> {
+    #[track_caller]
+    fn must_fail(self, what: &str) -> Errors {
+        match self {
+            Ok(_) => panic!("{what}"),
+            Err(errors) => errors,
+        }
+    }
+}
+
+/// Copies a C string libcrypto returned.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that stays valid during the call.
+unsafe fn c_text(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: the caller's contract.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+/// The reason text registered for a packed error code, if any.
+fn reason_text(code: c_ulong) -> Option<String> {
+    // SAFETY: a plain look-up; the string returned is static or owned by
+    // the (still registered) error library, and copied at once.
+    unsafe { c_text(ffi::ERR_reason_error_string(code)) }
+}
+
+/// The library name registered for a packed error code, if any.
+fn lib_text(code: c_ulong) -> Option<String> {
+    // SAFETY: as for `reason_text`.
+    unsafe { c_text(ffi::ERR_lib_error_string(code)) }
+}
+
+/// Drains this thread's error queue.
+fn take_errors() -> Errors {
+    let mut out = Vec::new();
+    loop {
+        let mut file: *const c_char = ptr::null();
+        let mut line: c_int = 0;
+        let mut func: *const c_char = ptr::null();
+        let mut data: *const c_char = ptr::null();
+        let mut flags: c_int = 0;
+        // SAFETY: all five out-pointers are valid locals.
+        let code = unsafe {
+            ffi::ERR_get_error_all(&mut file, &mut line, &mut func, &mut data, &mut flags)
+        };
+        if code == 0 {
+            break;
+        }
+        let data = if flags & ffi::ERR_TXT_STRING != 0 {
+            // SAFETY: a text entry's data is a NUL-terminated string owned
+            // by the error queue, valid until the next ERR call.
+            unsafe { c_text(data) }.unwrap_or_default()
+        } else {
+            String::new()
+        };
+        // SAFETY: NULL or the function name recorded with the entry.
+        let function = unsafe { c_text(func) }.unwrap_or_default();
+        out.push(ErrorEntry {
+            code,
+            lib: lib_text(code),
+            reason: reason_text(code),
+            function,
+            data,
+        });
+    }
+    Errors(out)
+}
+
+fn clear_errors() {
+    // SAFETY: no arguments; clears this thread's queue.
+    unsafe { ffi::ERR_clear_error() };
+}
+
+/// Runs an `int`-returning libcrypto call; `Ok` for a positive result, else
+/// the error queue it left.
+fn checked(call: impl FnOnce() -> c_int) -> Result<c_int, Errors> {
+    let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
+    clear_errors();
+    let rc = call();
+    let errors = take_errors();
+    if rc > 0 {
+        Ok(rc)
+    } else {
+        Err(errors)
+    }
+}
+
+/// As [`checked`] for a pointer-returning call (`Err` for NULL).
+fn checked_ptr<T>(call: impl FnOnce() -> *mut T) -> Result<*mut T, Errors> {
+    let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
+    clear_errors();
+    let p = call();
+    let errors = take_errors();
+    if p.is_null() {
+        Err(errors)
+    } else {
+        Ok(p)
+    }
+}
+
+/// `assert_eq!` for byte strings: on failure, the lengths, the first
+/// differing offset and short hex excerpts rather than thousands of
+/// decimal bytes.
+macro_rules! assert_bytes_eq {
+    ($actual:expr, $expected:expr $(,)?) => {
+        assert_bytes_eq!($actual, $expected, "byte strings differ")
+    };
+    ($actual:expr, $expected:expr, $($what:tt)+) => {
+        compare_bytes(
+            AsRef::<[u8]>::as_ref(&$actual),
+            AsRef::<[u8]>::as_ref(&$expected),
+            true,
+            &format!($($what)+),
+        )
+    };
+}
+
+/// `assert_ne!` for byte strings.
+macro_rules! assert_bytes_ne {
+    ($actual:expr, $other:expr $(,)?) => {
+        assert_bytes_ne!($actual, $other, "byte strings are equal")
+    };
+    ($actual:expr, $other:expr, $($what:tt)+) => {
+        compare_bytes(
+            AsRef::<[u8]>::as_ref(&$actual),
+            AsRef::<[u8]>::as_ref(&$other),
+            false,
+            &format!($($what)+),
+        )
+    };
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let shown: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    if bytes.len() > 16 {
+        format!("{shown}...")
+    } else {
+        shown
+    }
+}
+
+#[track_caller]
+fn compare_bytes(actual: &[u8], expected: &[u8], want_equal: bool, what: &str) {
+    if (actual == expected) == want_equal {
+        return;
+    }
+    if want_equal {
+        let at = actual
+            .iter()
+            .zip(expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(actual.len().min(expected.len()));
+        panic!(
+            "{what}: got {} bytes, expected {}; first difference at offset {at}: \
+             got {} expected {}",
+            actual.len(),
+            expected.len(),
+            hex(&actual[at.min(actual.len())..]),
+            hex(&expected[at.min(expected.len())..]),
+        );
+    } else {
+        panic!(
+            "{what}: both are the same {} bytes {}",
+            actual.len(),
+            hex(actual)
+        );
+    }
+}
+
+fn cstring(s: &str) -> CString {
+    CString::new(s).expect("no NUL")
+}
+
+// ------------------------------------------------------------------ library context
+
+/// A library context with the `mlkem` and `default` providers loaded.
+struct Lib {
+    ctx: *mut ffi::OSSL_LIB_CTX,
+    mlkem: *mut ffi::OSSL_PROVIDER,
+    default: *mut ffi::OSSL_PROVIDER,
+}
+
+// SAFETY: OpenSSL documents OSSL_LIB_CTX and OSSL_PROVIDER as usable from
+// several threads at once; the tests only fetch through them while they
+// live, and free them once (in Drop), after every thread is joined.
+unsafe impl Send for Lib {}
+// SAFETY: as above.
+unsafe impl Sync for Lib {}
+
+impl Lib {
+    fn new() -> Lib {
+        ffi::init();
+        let _exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: no arguments; returns a new context or NULL.
+        let ctx = unsafe { ffi::OSSL_LIB_CTX_new() };
+        assert!(!ctx.is_null(), "OSSL_LIB_CTX_new failed");
+        let dir = cstring(common::module_dir().to_str().expect("UTF-8 module path"));
+        // SAFETY: a live context and a NUL-terminated path (copied by
+        // libcrypto).
+        let ok = unsafe { ffi::OSSL_PROVIDER_set_default_search_path(ctx, dir.as_ptr()) };
+        assert_eq!(ok, 1, "OSSL_PROVIDER_set_default_search_path failed");
+        let load = |name: &CStr| {
+            // SAFETY: a live context and a NUL-terminated name.
+            let p = unsafe { ffi::OSSL_PROVIDER_load(ctx, name.as_ptr()) };
+            assert!(
+                !p.is_null(),
+                "loading provider {name:?} from {} failed:\n{}",
+                common::module_dir().display(),
+                take_errors()
+            );
+            p
+        };
+        let mlkem = load(c"mlkem");
+        let default = load(c"default");
+        Lib {
+            ctx,
+            mlkem,
+            default,
+        }
+    }
+
+    /// A context for generating or importing `alg` keys.
+    fn ctx_for(&self, alg: &str) -> Result<PkeyCtx<'_>, Errors> {
+        let name = cstring(alg);
+        // SAFETY: a live context and a NUL-terminated name; NULL propquery.
+        checked_ptr(|| unsafe {
+            ffi::EVP_PKEY_CTX_new_from_name(self.ctx, name.as_ptr(), ptr::null())
+        })
+        .map(PkeyCtx::wrap)
+    }
+
+    /// A context for operations with `key`.
+    fn ctx_for_key(&self, key: &Pkey<'_>) -> PkeyCtx<'_> {
+        // SAFETY: a live context and key; NULL propquery.
+        let p = checked_ptr(|| unsafe { EVP_PKEY_CTX_new_from_pkey(self.ctx, key.0, ptr::null()) })
+            .unwrap_or_else(|e| panic!("EVP_PKEY_CTX_new_from_pkey failed:\n{e}"));
+        PkeyCtx::wrap(p)
+    }
+
+    /// A fresh key of `alg` from `EVP_PKEY_keygen`.
+    #[track_caller]
+    fn keygen(&self, alg: &str) -> Pkey<'_> {
+        let generate = || -> Result<Pkey<'_>, Errors> {
+            let ctx = self.ctx_for(alg)?;
+            // SAFETY: a live context.
+            checked(|| unsafe { ffi::EVP_PKEY_keygen_init(ctx.0) })?;
+            let mut key = ptr::null_mut();
+            // SAFETY: a live, initialised context and an out-pointer.
+            checked(|| unsafe { ffi::EVP_PKEY_keygen(ctx.0, &mut key) })?;
+            Ok(Pkey::wrap(key))
+        };
+        generate().unwrap_or_else(|e| panic!("{alg} keygen failed:\n{e}"))
+    }
+
+    /// An empty key (parameter generation), as TLS servers make.
+    #[track_caller]
+    fn paramgen(&self, alg: &str) -> Pkey<'_> {
+        let ctx = self
+            .ctx_for(alg)
+            .unwrap_or_else(|e| panic!("{alg} context failed:\n{e}"));
+        // SAFETY: a live context.
+        checked(|| unsafe { ffi::EVP_PKEY_paramgen_init(ctx.0) })
+            .unwrap_or_else(|e| panic!("{alg} paramgen_init failed:\n{e}"));
+        let mut key = ptr::null_mut();
+        // SAFETY: a live, initialised context and an out-pointer.
+        checked(|| unsafe { ffi::EVP_PKEY_paramgen(ctx.0, &mut key) })
+            .unwrap_or_else(|e| panic!("{alg} paramgen failed:\n{e}"));
+        Pkey::wrap(key)
+    }
+
+    /// `EVP_PKEY_fromdata` with octet-string parameters.
+    fn fromdata(
+        &self,
+        alg: &str,
+        selection: c_int,
+        parts: &[(&CStr, &[u8])],
+    ) -> Result<Pkey<'_>, Errors> {
+        let ctx = self.ctx_for(alg)?;
+        // SAFETY: a live context.
+        checked(|| unsafe { ffi::EVP_PKEY_fromdata_init(ctx.0) })?;
+        let mut params = octet_params(parts);
+        let mut key = ptr::null_mut();
+        // SAFETY: a live, initialised context, an out-pointer, and a
+        // terminated parameter array whose buffers outlive the call (the
+        // import only reads them).
+        checked(|| unsafe {
+            ffi::EVP_PKEY_fromdata(ctx.0, &mut key, selection, params.as_mut_ptr())
+        })?;
+        Ok(Pkey::wrap(key))
+    }
+
+    /// A context initialised for encapsulation to `key`, with `ikme` if
+    /// given.
+    fn try_encapsulator<'l>(
+        &'l self,
+        key: &Pkey<'l>,
+        ikme: Option<&[u8]>,
+    ) -> Result<PkeyCtx<'l>, Errors> {
+        let ctx = self.ctx_for_key(key);
+        let params = ikme.map(|m| octet_params(&[(c"ikme", m)]));
+        let params_ptr = params.as_ref().map_or(ptr::null(), |p| p.as_ptr());
+        // SAFETY: a live context; NULL or a terminated array that outlives
+        // the call.
+        checked(|| unsafe { ffi::EVP_PKEY_encapsulate_init(ctx.0, params_ptr) })?;
+        Ok(ctx)
+    }
+
+    #[track_caller]
+    fn encapsulator<'l>(&'l self, key: &Pkey<'l>, ikme: Option<&[u8]>) -> PkeyCtx<'l> {
+        self.try_encapsulator(key, ikme)
+            .unwrap_or_else(|e| panic!("encapsulate_init failed:\n{e}"))
+    }
+
+    /// A context initialised for decapsulation with `key`.
+    fn try_decapsulator<'l>(&'l self, key: &Pkey<'l>) -> Result<PkeyCtx<'l>, Errors> {
+        let ctx = self.ctx_for_key(key);
+        // SAFETY: a live context; NULL parameters.
+        checked(|| unsafe { ffi::EVP_PKEY_decapsulate_init(ctx.0, ptr::null()) })?;
+        Ok(ctx)
+    }
+
+    #[track_caller]
+    fn decapsulator<'l>(&'l self, key: &Pkey<'l>) -> PkeyCtx<'l> {
+        self.try_decapsulator(key)
+            .unwrap_or_else(|e| panic!("decapsulate_init failed:\n{e}"))
+    }
+}
+
+impl Drop for Lib {
+    fn drop(&mut self) {
+        let _exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: the providers and the context are ours, freed once; every
+        // key and context made from them is gone (their lifetimes borrow
+        // this Lib).
+        unsafe {
+            assert_eq!(ffi::OSSL_PROVIDER_unload(self.mlkem), 1);
+            assert_eq!(ffi::OSSL_PROVIDER_unload(self.default), 1);
+            ffi::OSSL_LIB_CTX_free(self.ctx);
+        }
+    }
+}
+
+/// A terminated `OSSL_PARAM` array of octet strings, pointing into `parts`.
+fn octet_params(parts: &[(&CStr, &[u8])]) -> Vec<ffi::OSSL_PARAM> {
+    let mut params: Vec<ffi::OSSL_PARAM> = parts
+        .iter()
+        .map(|(name, value)| {
+            // SAFETY: only builds the struct; the name and buffer must
+            // outlive its use, which the callers' borrows ensure. The
+            // buffer is only read (set/import parameters), so the cast to
+            // *mut is never written through.
+            unsafe {
+                ffi::OSSL_PARAM_construct_octet_string(
+                    name.as_ptr(),
+                    value.as_ptr().cast_mut().cast::<c_void>(),
+                    value.len(),
+                )
+            }
+        })
+        .collect();
+    // SAFETY: builds the terminator.
+    params.push(unsafe { ffi::OSSL_PARAM_construct_end() });
+    params
+}
+
+// ------------------------------------------------------------------ keys and contexts
+
+/// An `EVP_PKEY` of a [`Lib`].
+struct Pkey<'l>(*mut ffi::EVP_PKEY, PhantomData<&'l Lib>);
+
+// SAFETY: OpenSSL documents an EVP_PKEY as safe to use from several threads
+// at once for read-only operations (creating contexts, encapsulating,
+// decapsulating); the tests never modify a shared key.
+unsafe impl Send for Pkey<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Pkey<'_> {}
+
+impl Pkey<'_> {
+    fn wrap(p: *mut ffi::EVP_PKEY) -> Self {
+        assert!(!p.is_null());
+        Pkey(p, PhantomData)
+    }
+
+    /// An octet-string key parameter, `None` if the key does not have it.
+    fn octets(&self, name: &CStr) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; 8192];
+        let mut len = 0usize;
+        // SAFETY: a live key, a NUL-terminated name, a writable buffer of
+        // the given size and an out-pointer.
+        let ok = checked(|| unsafe {
+            ffi::EVP_PKEY_get_octet_string_param(
+                self.0,
+                name.as_ptr(),
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut len,
+            )
+        });
+        ok.ok().map(|_| {
+            buf.truncate(len);
+            buf
+        })
+    }
+
+    /// An integer key parameter.
+    fn int(&self, name: &CStr) -> Option<c_int> {
+        let mut value: c_int = 0;
+        // SAFETY: a live key, a NUL-terminated name and an out-pointer.
+        checked(|| unsafe { ffi::EVP_PKEY_get_int_param(self.0, name.as_ptr(), &mut value) })
+            .ok()
+            .map(|_| value)
+    }
+
+    /// The `encoded-pub-key` parameter (what TLS sends).
+    #[track_caller]
+    fn encoded_public(&self) -> Vec<u8> {
+        self.octets(c"encoded-pub-key")
+            .expect("encoded-pub-key parameter")
+    }
+
+    /// The `priv` parameter.
+    #[track_caller]
+    fn private(&self) -> Vec<u8> {
+        self.octets(c"priv").expect("priv parameter")
+    }
+
+    fn is_a(&self, name: &str) -> bool {
+        let name = cstring(name);
+        // SAFETY: a live key and a NUL-terminated name.
+        unsafe { ffi::EVP_PKEY_is_a(self.0, name.as_ptr()) == 1 }
+    }
+
+    /// `EVP_PKEY_set1_encoded_public_key`.
+    fn set_encoded_public_key(&self, public: &[u8]) -> Result<(), Errors> {
+        // SAFETY: a live key (not shared with other threads here) and a
+        // readable buffer of the given length.
+        checked(|| unsafe {
+            EVP_PKEY_set1_encoded_public_key(self.0, public.as_ptr(), public.len())
+        })
+        .map(drop)
+    }
+
+    /// `EVP_PKEY_eq`: 1 equal, 0 different, negative for "cannot compare".
+    fn eq_raw(&self, other: &Pkey<'_>) -> c_int {
+        let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: two live keys, only read.
+        let rc = unsafe { ffi::EVP_PKEY_eq(self.0, other.0) };
+        clear_errors();
+        rc
+    }
+
+    /// `EVP_PKEY_dup`.
+    fn dup(&self) -> Result<Self, Errors> {
+        // SAFETY: a live key; the copy is a new reference we own.
+        checked_ptr(|| unsafe { EVP_PKEY_dup(self.0) }).map(Pkey::wrap)
+    }
+}
+
+impl Drop for Pkey<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our reference, released once.
+        unsafe { ffi::EVP_PKEY_free(self.0) };
+    }
+}
+
+/// An `EVP_PKEY_CTX` of a [`Lib`].
+struct PkeyCtx<'l>(*mut ffi::EVP_PKEY_CTX, PhantomData<&'l Lib>);
+
+impl PkeyCtx<'_> {
+    fn wrap(p: *mut ffi::EVP_PKEY_CTX) -> Self {
+        assert!(!p.is_null());
+        PkeyCtx(p, PhantomData)
+    }
+
+    /// The size query: `EVP_PKEY_encapsulate` with NULL buffers.
+    #[track_caller]
+    fn encapsulate_sizes(&self) -> (usize, usize) {
+        let (mut ct_len, mut secret_len) = (0usize, 0usize);
+        // SAFETY: a live context; NULL buffers and two length out-pointers.
+        checked(|| unsafe {
+            ffi::EVP_PKEY_encapsulate(
+                self.0,
+                ptr::null_mut(),
+                &mut ct_len,
+                ptr::null_mut(),
+                &mut secret_len,
+            )
+        })
+        .unwrap_or_else(|e| panic!("encapsulate size query failed:\n{e}"));
+        (ct_len, secret_len)
+    }
+
+    /// Encapsulates into buffers of the given capacities; the outputs are
+    /// truncated to the lengths the call reports.
+    fn try_encapsulate_into(
+        &self,
+        ct_cap: usize,
+        secret_cap: usize,
+    ) -> Result<(Vec<u8>, Vec<u8>), Errors> {
+        let mut ct = vec![0u8; ct_cap];
+        let mut secret = vec![0u8; secret_cap];
+        let (mut ct_len, mut secret_len) = (ct_cap, secret_cap);
+        // SAFETY: a live context; the buffers are writable for the
+        // capacities passed in the length arguments.
+        checked(|| unsafe {
+            ffi::EVP_PKEY_encapsulate(
+                self.0,
+                ct.as_mut_ptr(),
+                &mut ct_len,
+                secret.as_mut_ptr(),
+                &mut secret_len,
+            )
+        })?;
+        assert!(ct_len <= ct_cap && secret_len <= secret_cap);
+        ct.truncate(ct_len);
+        secret.truncate(secret_len);
+        Ok((ct, secret))
+    }
+
+    /// Encapsulates into buffers of exactly `h`'s sizes.
+    #[track_caller]
+    fn encapsulate(&self, h: &Hybrid) -> (Vec<u8>, Vec<u8>) {
+        let (ct, secret) = self
+            .try_encapsulate_into(h.ct_len, h.secret_len)
+            .unwrap_or_else(|e| panic!("{} encapsulate failed:\n{e}", h.name));
+        assert_eq!(ct.len(), h.ct_len, "{} ciphertext length", h.name);
+        assert_eq!(secret.len(), h.secret_len, "{} secret length", h.name);
+        (ct, secret)
+    }
+
+    /// The size query: `EVP_PKEY_decapsulate` with a NULL secret buffer.
+    #[track_caller]
+    fn decapsulate_size(&self, ct: &[u8]) -> usize {
+        let mut len = 0usize;
+        // SAFETY: a live context, a NULL output buffer with a length
+        // out-pointer, and a readable ciphertext.
+        checked(|| unsafe {
+            ffi::EVP_PKEY_decapsulate(self.0, ptr::null_mut(), &mut len, ct.as_ptr(), ct.len())
+        })
+        .unwrap_or_else(|e| panic!("decapsulate size query failed:\n{e}"));
+        len
+    }
+
+    fn try_decapsulate(&self, ct: &[u8], secret_cap: usize) -> Result<Vec<u8>, Errors> {
+        let mut secret = vec![0u8; secret_cap];
+        let mut len = secret_cap;
+        // SAFETY: a live context, a buffer writable for `len` bytes and a
+        // readable ciphertext.
+        checked(|| unsafe {
+            ffi::EVP_PKEY_decapsulate(self.0, secret.as_mut_ptr(), &mut len, ct.as_ptr(), ct.len())
+        })?;
+        assert!(len <= secret_cap);
+        secret.truncate(len);
+        Ok(secret)
+    }
+
+    #[track_caller]
+    fn decapsulate(&self, h: &Hybrid, ct: &[u8]) -> Vec<u8> {
+        let secret = self
+            .try_decapsulate(ct, h.secret_len)
+            .unwrap_or_else(|e| panic!("{} decapsulate failed:\n{e}", h.name));
+        assert_eq!(secret.len(), h.secret_len, "{} secret length", h.name);
+        secret
+    }
+}
+
+impl Drop for PkeyCtx<'_> {
+    fn drop(&mut self) {
+        // SAFETY: ours, freed once.
+        unsafe { ffi::EVP_PKEY_CTX_free(self.0) };
+    }
+}
+
+// ------------------------------------------------------------------ expectations
+
+/// The ML-KEM half.
+#[derive(Clone, Copy, Debug)]
+enum MlKem {
+    K768,
+    K1024,
+}
+
+/// The classical half.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Classical {
+    X25519,
+    P256,
+    P384,
+}
+
+/// One hybrid group: names, layout and the figures OpenSSL 3.5 reports.
+struct Hybrid {
+    name: &'static str,
+    ml_kem: MlKem,
+    classical: Classical,
+    /// Whether the ML-KEM part comes first in every encoding.
+    ml_kem_first: bool,
+    /// ML-KEM ek, dk and ciphertext lengths (FIPS 203).
+    ek_len: usize,
+    dk_len: usize,
+    ml_ct_len: usize,
+    /// Classical public key (raw X25519 / uncompressed point), private key
+    /// (raw / scalar) and shared secret lengths.
+    x_pub_len: usize,
+    x_priv_len: usize,
+    x_secret_len: usize,
+    /// The totals, spelled out (draft-ietf-tls-ecdhe-mlkem).
+    pub_len: usize,
+    ct_len: usize,
+    secret_len: usize,
+    priv_len: usize,
+    bits: c_int,
+    security_bits: c_int,
+}
+
+const HYBRIDS: [Hybrid; 3] = [
+    Hybrid {
+        name: "X25519MLKEM768",
+        ml_kem: MlKem::K768,
+        classical: Classical::X25519,
+        ml_kem_first: true,
+        ek_len: 1184,
+        dk_len: 2400,
+        ml_ct_len: 1088,
+        x_pub_len: 32,
+        x_priv_len: 32,
+        x_secret_len: 32,
+        pub_len: 1216,
+        ct_len: 1120,
+        secret_len: 64,
+        priv_len: 2432,
+        bits: 768,
+        security_bits: 192,
+    },
+    Hybrid {
+        name: "SecP256r1MLKEM768",
+        ml_kem: MlKem::K768,
+        classical: Classical::P256,
+        ml_kem_first: false,
+        ek_len: 1184,
+        dk_len: 2400,
+        ml_ct_len: 1088,
+        x_pub_len: 65,
+        x_priv_len: 32,
+        x_secret_len: 32,
+        pub_len: 1249,
+        ct_len: 1153,
+        secret_len: 64,
+        priv_len: 2432,
+        bits: 768,
+        security_bits: 192,
+    },
+    Hybrid {
+        name: "SecP384r1MLKEM1024",
+        ml_kem: MlKem::K1024,
+        classical: Classical::P384,
+        ml_kem_first: false,
+        ek_len: 1568,
+        dk_len: 3168,
+        ml_ct_len: 1568,
+        x_pub_len: 97,
+        x_priv_len: 48,
+        x_secret_len: 48,
+        pub_len: 1665,
+        ct_len: 1665,
+        secret_len: 80,
+        priv_len: 3216,
+        bits: 1024,
+        security_bits: 256,
+    },
+];
+
+impl Hybrid {
+    /// Splits a concatenation into (ML-KEM part, classical part).
+    #[track_caller]
+    fn split<'a>(&self, bytes: &'a [u8], ml_len: usize, x_len: usize) -> (&'a [u8], &'a [u8]) {
+        assert_eq!(bytes.len(), ml_len + x_len, "{} split", self.name);
+        if self.ml_kem_first {
+            bytes.split_at(ml_len)
+        } else {
+            let (x, ml) = bytes.split_at(x_len);
+            (ml, x)
+        }
+    }
+
+    fn join(&self, ml: &[u8], x: &[u8]) -> Vec<u8> {
+        if self.ml_kem_first {
+            [ml, x].concat()
+        } else {
+            [x, ml].concat()
+        }
+    }
+
+    #[track_caller]
+    fn split_pub<'a>(&self, public: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        self.split(public, self.ek_len, self.x_pub_len)
+    }
+
+    #[track_caller]
+    fn split_priv<'a>(&self, private: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        self.split(private, self.dk_len, self.x_priv_len)
+    }
+
+    #[track_caller]
+    fn split_ct<'a>(&self, ct: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        self.split(ct, self.ml_ct_len, self.x_pub_len)
+    }
+
+    #[track_caller]
+    fn split_secret<'a>(&self, secret: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        self.split(secret, 32, self.x_secret_len)
+    }
+
+    /// The offset of the classical part in a public key or ciphertext.
+    fn x_offset(&self, ml_len: usize) -> usize {
+        if self.ml_kem_first {
+            ml_len
+        } else {
+            0
+        }
+    }
+
+    /// The offset of the ML-KEM part in a public key or ciphertext.
+    fn ml_offset(&self) -> usize {
+        if self.ml_kem_first {
+            0
+        } else {
+            self.x_pub_len
+        }
+    }
+}
+
+/// A fixed 32-byte m.
+fn message(fill: u8) -> [u8; 32] {
+    std::array::from_fn(|i| (i as u8).wrapping_mul(13) ^ fill)
+}
+
+// ------------------------------------------------------------------ kem-core reference
+
+fn ml_decapsulate_with<P: ParameterSet>(dk: &[u8], ct: &[u8]) -> [u8; 32] {
+    let dk = DecapsulationKey::<P>::from_bytes(dk).expect("kem-core parses the exported dk");
+    let ct = Ciphertext::<P>::from_bytes(ct).expect("kem-core parses the ciphertext");
+    *dk.decapsulate(&ct).as_bytes()
+}
+
+fn ml_ek_of_dk_with<P: ParameterSet>(dk: &[u8]) -> Vec<u8> {
+    let dk = DecapsulationKey::<P>::from_bytes(dk).expect("kem-core parses the exported dk");
+    dk.encapsulation_key().as_bytes().to_vec()
+}
+
+fn ml_encapsulate_with<P: ParameterSet>(ek: &[u8], m: &[u8; 32]) -> (Vec<u8>, [u8; 32]) {
+    let ek = EncapsulationKey::<P>::from_bytes(ek).expect("kem-core parses the exported ek");
+    let (ct, secret) = ek.encapsulate_deterministic(m);
+    (ct.as_bytes().to_vec(), *secret.as_bytes())
+}
+
+/// kem-core's ML-KEM.Decaps(dk, ct).
+fn ml_decapsulate(set: MlKem, dk: &[u8], ct: &[u8]) -> [u8; 32] {
+    match set {
+        MlKem::K768 => ml_decapsulate_with::<MlKem768>(dk, ct),
+        MlKem::K1024 => ml_decapsulate_with::<MlKem1024>(dk, ct),
+    }
+}
+
+/// The ek embedded in an expanded dk, as kem-core parses it.
+fn ml_ek_of_dk(set: MlKem, dk: &[u8]) -> Vec<u8> {
+    match set {
+        MlKem::K768 => ml_ek_of_dk_with::<MlKem768>(dk),
+        MlKem::K1024 => ml_ek_of_dk_with::<MlKem1024>(dk),
+    }
+}
+
+/// kem-core's ML-KEM.Encaps_internal(ek, m).
+fn ml_encapsulate(set: MlKem, ek: &[u8], m: &[u8; 32]) -> (Vec<u8>, [u8; 32]) {
+    match set {
+        MlKem::K768 => ml_encapsulate_with::<MlKem768>(ek, m),
+        MlKem::K1024 => ml_encapsulate_with::<MlKem1024>(ek, m),
+    }
+}
+
+// ------------------------------------------------------------------ openssl-crate reference
+//
+// Everything below runs in the default library context (the `openssl`
+// crate's), never in a test's `Lib`.
+
+fn ec_group(c: Classical) -> EcGroup {
+    let nid = match c {
+        Classical::P256 => Nid::X9_62_PRIME256V1,
+        Classical::P384 => Nid::SECP384R1,
+        Classical::X25519 => unreachable!("X25519 is not an EC group"),
+    };
+    EcGroup::from_curve_name(nid).expect("EC group")
+}
+
+/// The classical private key as an `openssl` key (the EC public point is
+/// recomputed from the scalar, not taken from the provider).
+fn x_private_key(c: Classical, private: &[u8]) -> PKey<Private> {
+    match c {
+        Classical::X25519 => {
+            PKey::private_key_from_raw_bytes(private, Id::X25519).expect("raw X25519 key")
+        }
+        Classical::P256 | Classical::P384 => {
+            let group = ec_group(c);
+            let mut ctx = BigNumContext::new().expect("BN_CTX");
+            let scalar = BigNum::from_slice(private).expect("scalar");
+            let mut point = EcPoint::new(&group).expect("point");
+            point
+                .mul_generator2(&group, &scalar, &mut ctx)
+                .expect("scalar * G");
+            let key = EcKey::from_private_components(&group, &scalar, &point).expect("EC key");
+            key.check_key().expect("EC key pair is consistent");
+            PKey::from_ec_key(key).expect("EC PKey")
+        }
+    }
+}
+
+/// The encoded public key (raw X25519, or the uncompressed point) of a
+/// classical private key.
+fn x_public_of_private(c: Classical, private: &[u8]) -> Vec<u8> {
+    let key = x_private_key(c, private);
+    match c {
+        Classical::X25519 => key.raw_public_key().expect("raw X25519 public key"),
+        Classical::P256 | Classical::P384 => {
+            let group = ec_group(c);
+            let mut ctx = BigNumContext::new().expect("BN_CTX");
+            key.ec_key()
+                .expect("EC key")
+                .public_key()
+                .to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)
+                .expect("point encoding")
+        }
+    }
+}
+
+/// Parses an encoded classical public key; `None` where OpenSSL rejects it.
+fn x_public_key(c: Classical, public: &[u8]) -> Option<PKey<Public>> {
+    match c {
+        Classical::X25519 => PKey::public_key_from_raw_bytes(public, Id::X25519).ok(),
+        Classical::P256 | Classical::P384 => {
+            let group = ec_group(c);
+            let mut ctx = BigNumContext::new().expect("BN_CTX");
+            let point = EcPoint::from_bytes(&group, public, &mut ctx).ok()?;
+            let key = EcKey::from_public_key(&group, &point).ok()?;
+            key.check_key().ok()?;
+            PKey::from_ec_key(key).ok()
+        }
+    }
+}
+
+/// X25519 / ECDH of a classical private key with a peer's encoded public
+/// key; `None` where OpenSSL rejects the peer key or the result.
+fn x_derive(c: Classical, private: &[u8], peer: &[u8]) -> Option<Vec<u8>> {
+    let own = x_private_key(c, private);
+    let peer = x_public_key(c, peer)?;
+    let mut deriver = Deriver::new(&own).ok()?;
+    deriver.set_peer(&peer).ok()?;
+    deriver.derive_to_vec().ok()
+}
+
+/// A fresh classical key pair: (private, encoded public).
+fn x_generate(c: Classical) -> (Vec<u8>, Vec<u8>) {
+    match c {
+        Classical::X25519 => {
+            let key = PKey::generate_x25519().expect("X25519 keygen");
+            (
+                key.raw_private_key().expect("raw private"),
+                key.raw_public_key().expect("raw public"),
+            )
+        }
+        Classical::P256 | Classical::P384 => {
+            let group = ec_group(c);
+            let key = EcKey::generate(&group).expect("EC keygen");
+            let len = if c == Classical::P256 { 32 } else { 48 };
+            let private = key.private_key().to_vec_padded(len).expect("scalar");
+            let mut ctx = BigNumContext::new().expect("BN_CTX");
+            let public = key
+                .public_key()
+                .to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)
+                .expect("point encoding");
+            (private, public)
+        }
+    }
+}
+
+/// A copy of an uncompressed EC point with its y coordinate's lowest bit
+/// flipped: for a given x at most two y (y and p - y, of opposite parity)
+/// are on the curve, so (x, y ^ 1) is not (checked with OpenSSL).
+fn ec_point_off_curve(c: Classical, point: &[u8]) -> Vec<u8> {
+    let mut bad = point.to_vec();
+    *bad.last_mut().expect("non-empty point") ^= 0x01;
+    assert!(
+        x_public_key(c, &bad).is_none(),
+        "the modified point is still on the curve"
+    );
+    bad
+}
+
+// ------------------------------------------------------------------ 0. the table
+
+#[test]
+fn expected_sizes_are_consistent() {
+    for h in &HYBRIDS {
+        assert_eq!(h.pub_len, h.ek_len + h.x_pub_len, "{}", h.name);
+        assert_eq!(h.ct_len, h.ml_ct_len + h.x_pub_len, "{}", h.name);
+        assert_eq!(h.secret_len, 32 + h.x_secret_len, "{}", h.name);
+        assert_eq!(h.priv_len, h.dk_len + h.x_priv_len, "{}", h.name);
+    }
+}
+
+// ------------------------------------------------------------------ 1. round trip
+
+#[test]
+fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        assert!(key.is_a(h.name), "{} key is_a", h.name);
+        let public = key.encoded_public();
+        assert_eq!(public.len(), h.pub_len, "{} encoded-pub-key length", h.name);
+        assert_bytes_eq!(
+            key.octets(c"pub").expect("pub"),
+            public,
+            "{} pub equals encoded-pub-key",
+            h.name
+        );
+        assert_eq!(key.private().len(), h.priv_len, "{} priv length", h.name);
+
+        // Key parameters, directly and through libcrypto's accessors.
+        assert_eq!(key.int(c"bits"), Some(h.bits), "{} bits", h.name);
+        assert_eq!(
+            key.int(c"security-bits"),
+            Some(h.security_bits),
+            "{} security-bits",
+            h.name
+        );
+        assert_eq!(
+            key.int(c"max-size"),
+            Some(h.ct_len as c_int),
+            "{} max-size",
+            h.name
+        );
+        // SAFETY: a live key (each call).
+        unsafe {
+            assert_eq!(ffi::EVP_PKEY_get_bits(key.0), h.bits, "{}", h.name);
+            assert_eq!(
+                ffi::EVP_PKEY_get_security_bits(key.0),
+                h.security_bits,
+                "{}",
+                h.name
+            );
+            assert_eq!(
+                ffi::EVP_PKEY_get_size(key.0),
+                h.ct_len as c_int,
+                "{}",
+                h.name
+            );
+        }
+
+        let enc = lib.encapsulator(&key, None);
+        assert_eq!(
+            enc.encapsulate_sizes(),
+            (h.ct_len, h.secret_len),
+            "{} encapsulate size query",
+            h.name
+        );
+        let (ct, secret) = enc.encapsulate(h);
+        let dec = lib.decapsulator(&key);
+        assert_eq!(
+            dec.decapsulate_size(&ct),
+            h.secret_len,
+            "{} decapsulate size query",
+            h.name
+        );
+        assert_bytes_eq!(dec.decapsulate(h, &ct), secret, "{} shared secrets", h.name);
+
+        // Larger buffers work too; the lengths come back exact.
+        let (ct_big, secret_big) = enc
+            .try_encapsulate_into(h.ct_len + 100, h.secret_len + 100)
+            .unwrap_or_else(|e| panic!("{} large buffers:\n{e}", h.name));
+        assert_eq!((ct_big.len(), secret_big.len()), (h.ct_len, h.secret_len));
+        assert_bytes_eq!(
+            dec.try_decapsulate(&ct_big, h.secret_len + 100)
+                .unwrap_or_else(|e| panic!("{} large secret buffer:\n{e}", h.name)),
+            secret_big
+        );
+
+        // A second encapsulation draws fresh randomness for both halves.
+        let (ct2, secret2) = enc.encapsulate(h);
+        let ((ct_m, ct_x), (ct2_m, ct2_x)) = (h.split_ct(&ct), h.split_ct(&ct2));
+        assert_bytes_ne!(ct2_m, ct_m, "{} repeated ML-KEM ciphertext", h.name);
+        assert_bytes_ne!(ct2_x, ct_x, "{} repeated ephemeral key", h.name);
+        let ((ss_m, ss_x), (ss2_m, ss2_x)) = (h.split_secret(&secret), h.split_secret(&secret2));
+        assert_bytes_ne!(ss2_m, ss_m, "{} repeated ML-KEM secret", h.name);
+        assert_bytes_ne!(ss2_x, ss_x, "{} repeated classical secret", h.name);
+        assert_bytes_eq!(dec.decapsulate(h, &ct2), secret2);
+
+        // Two generations give two keys, different in both halves.
+        let other = lib.keygen(h.name).encoded_public();
+        let ((pub_m, pub_x), (other_m, other_x)) = (h.split_pub(&public), h.split_pub(&other));
+        assert_bytes_ne!(other_m, pub_m, "{} repeated ek", h.name);
+        assert_bytes_ne!(other_x, pub_x, "{} repeated classical key", h.name);
+
+        // The EC points are uncompressed.
+        if h.classical != Classical::X25519 {
+            assert_eq!(pub_x[0], 0x04, "{} public point form", h.name);
+            assert_eq!(ct_x[0], 0x04, "{} ephemeral point form", h.name);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 2. layout
+
+#[test]
+fn layout_matches_kem_core_and_openssl() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        let public = key.encoded_public();
+        let private = key.private();
+        let (ek, x_pub) = h.split_pub(&public);
+        let (dk, x_priv) = h.split_priv(&private);
+
+        // The key's own halves agree with each other.
+        assert_bytes_eq!(
+            ml_ek_of_dk(h.ml_kem, dk),
+            ek,
+            "{}: the ek in pub is the one embedded in the exported dk",
+            h.name
+        );
+        assert_bytes_eq!(
+            x_public_of_private(h.classical, x_priv),
+            x_pub,
+            "{}: the classical public key is the exported private key's",
+            h.name
+        );
+
+        // Provider encapsulation, checked half by half.
+        let enc = lib.encapsulator(&key, None);
+        let dec = lib.decapsulator(&key);
+        for round in 0..3 {
+            let (ct, secret) = enc.encapsulate(h);
+            let (ct_m, ct_x) = h.split_ct(&ct);
+            let (ss_m, ss_x) = h.split_secret(&secret);
+            assert_bytes_eq!(
+                ss_m,
+                ml_decapsulate(h.ml_kem, dk, ct_m),
+                "{} round {round}: ML-KEM part of the secret",
+                h.name
+            );
+            let expected_x = x_derive(h.classical, x_priv, ct_x).unwrap_or_else(|| {
+                panic!(
+                    "{} round {round}: OpenSSL rejects the ephemeral key",
+                    h.name
+                )
+            });
+            assert_bytes_eq!(
+                ss_x,
+                expected_x,
+                "{} round {round}: classical part of the secret",
+                h.name
+            );
+            assert_bytes_eq!(dec.decapsulate(h, &ct), secret);
+        }
+
+        // The other way round: a ciphertext built by kem-core and OpenSSL
+        // decapsulates, through the provider, to the independent secret.
+        let m = message(0x5a);
+        let (ct_m, ss_m) = ml_encapsulate(h.ml_kem, ek, &m);
+        let (eph_priv, eph_pub) = x_generate(h.classical);
+        let ss_x = x_derive(h.classical, &eph_priv, x_pub).expect("independent derive");
+        let ct = h.join(&ct_m, &eph_pub);
+        assert_bytes_eq!(
+            dec.decapsulate(h, &ct),
+            h.join(&ss_m, &ss_x),
+            "{}: independently built ciphertext",
+            h.name
+        );
+
+        // ikme fixes the ML-KEM half only (m of Encaps_internal); the
+        // ephemeral classical key stays fresh.
+        let (ct1, secret1) = lib.encapsulator(&key, Some(&m)).encapsulate(h);
+        let (ct2, secret2) = lib.encapsulator(&key, Some(&m)).encapsulate(h);
+        for (ct_i, secret_i) in [(&ct1, &secret1), (&ct2, &secret2)] {
+            assert_bytes_eq!(h.split_ct(ct_i).0, ct_m, "{}: ikme ciphertext", h.name);
+            assert_bytes_eq!(h.split_secret(secret_i).0, ss_m, "{}: ikme secret", h.name);
+            assert_bytes_eq!(dec.decapsulate(h, ct_i), secret_i);
+        }
+        assert_bytes_ne!(
+            h.split_ct(&ct1).1,
+            h.split_ct(&ct2).1,
+            "{}: ikme reused the ephemeral key",
+            h.name
+        );
+    }
+}
+
+// ------------------------------------------------------------------ 3. TLS server path
+
+#[test]
+fn paramgen_key_takes_peer_public_key_once() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        // The client's key pair; the server's empty key from paramgen.
+        let client = lib.keygen(h.name);
+        let client_pub = client.encoded_public();
+        let server = lib.paramgen(h.name);
+        assert!(server.is_a(h.name), "{} paramgen key is_a", h.name);
+        assert!(
+            server.octets(c"encoded-pub-key").is_none(),
+            "{}: paramgen key has a public key",
+            h.name
+        );
+        assert!(server.octets(c"priv").is_none(), "{}: priv", h.name);
+        assert_eq!(server.int(c"bits"), Some(h.bits), "{} empty bits", h.name);
+        assert_eq!(
+            server.int(c"max-size"),
+            Some(h.ct_len as c_int),
+            "{} empty max-size",
+            h.name
+        );
+        lib.try_encapsulator(&server, None)
+            .must_fail("encapsulate_init on an empty key")
+            .assert_reason("missing public key", None);
+        lib.try_decapsulator(&server)
+            .must_fail("decapsulate_init on an empty key")
+            .assert_reason("missing private key", None);
+
+        server
+            .set_encoded_public_key(&client_pub)
+            .unwrap_or_else(|e| panic!("{} set encoded public key failed:\n{e}", h.name));
+        assert_bytes_eq!(server.encoded_public(), client_pub, "{} set key", h.name);
+        assert_eq!(server.eq_raw(&client), 1, "{}: EVP_PKEY_eq", h.name);
+
+        // The server encapsulates to the client, who decapsulates.
+        let (ct, secret) = lib.encapsulator(&server, None).encapsulate(h);
+        assert_bytes_eq!(
+            lib.decapsulator(&client).decapsulate(h, &ct),
+            secret,
+            "{}: client and server secrets",
+            h.name
+        );
+        lib.try_decapsulator(&server)
+            .must_fail("decapsulate_init on a public key")
+            .assert_reason("missing private key", None);
+
+        // The key is set once.
+        let other = lib.keygen(h.name).encoded_public();
+        server
+            .set_encoded_public_key(&other)
+            .must_fail("second encoded public key accepted")
+            .assert_reason("key cannot be modified", None);
+        client
+            .set_encoded_public_key(&other)
+            .must_fail("encoded public key replaced a key pair's")
+            .assert_reason("key cannot be modified", None);
+        assert_bytes_eq!(server.encoded_public(), client_pub, "{} unchanged", h.name);
+        assert_bytes_eq!(client.encoded_public(), client_pub, "{} unchanged", h.name);
+    }
+}
+
+// ------------------------------------------------------------------ 4. corrupted peer input
+
+/// (a) Encoded public keys a TLS peer could send that must not be taken.
+#[test]
+fn corrupted_peer_public_keys_are_rejected() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let good = lib.keygen(h.name).encoded_public();
+        let server = lib.paramgen(h.name);
+
+        // Wrong lengths.
+        for len in [0, 1, h.ek_len, h.pub_len - 1, h.pub_len + 1, 2 * h.pub_len] {
+            let mut bad = good.clone();
+            bad.resize(len, 0x42);
+            server
+                .set_encoded_public_key(&bad)
+                .must_fail(&format!("{}: a {len}-byte public key was taken", h.name))
+                .assert_reason(
+                    "invalid length",
+                    Some(&format!(
+                        "{} public key must be {} bytes, got {len}",
+                        h.name, h.pub_len
+                    )),
+                );
+        }
+
+        // An ML-KEM part with a coefficient >= q (FIPS 203 7.2).
+        let mut unreduced = good.clone();
+        let at = h.ml_offset();
+        unreduced[at] = 0xff;
+        unreduced[at + 1] |= 0x0f;
+        server
+            .set_encoded_public_key(&unreduced)
+            .must_fail(&format!("{}: an unreduced ek was taken", h.name))
+            .assert_reason("invalid key", None);
+
+        match h.classical {
+            Classical::P256 | Classical::P384 => {
+                let curve = if h.classical == Classical::P256 {
+                    "P-256"
+                } else {
+                    "P-384"
+                };
+                let (_, x) = h.split_pub(&good);
+                let mut bad_points = vec![ec_point_off_curve(h.classical, x)];
+                // Compressed / infinity prefixes on a 65/97-byte point, and
+                // an all-zero "point".
+                for prefix in [0x00, 0x02, 0x03, 0x05] {
+                    let mut p = x.to_vec();
+                    p[0] = prefix;
+                    bad_points.push(p);
+                }
+                bad_points.push(vec![0u8; h.x_pub_len]);
+                for point in &bad_points {
+                    assert!(
+                        x_public_key(h.classical, point).is_none(),
+                        "OpenSSL takes the test's bad point"
+                    );
+                    let (ek, _) = h.split_pub(&good);
+                    let bad = h.join(ek, point);
+                    server
+                        .set_encoded_public_key(&bad)
+                        .must_fail(&format!("{}: bad point {} was taken", h.name, hex(point)))
+                        .assert_reason("invalid key", Some(curve));
+                    // The same through an import.
+                    lib.fromdata(h.name, ffi::EVP_PKEY_PUBLIC_KEY, &[(c"pub", &bad)])
+                        .must_fail(&format!("{}: bad point imported", h.name))
+                        .assert_reason("invalid key", Some(curve));
+                }
+            }
+            Classical::X25519 => {
+                // Every 32-byte string is an X25519 u-coordinate, so taking
+                // an all-zero (low-order) key may be deferred to the key
+                // agreement, which must then fail: X25519 with it is zero,
+                // which OpenSSL rejects (checked here on its own first).
+                let (own_priv, _) = x_generate(Classical::X25519);
+                for low_order in [[0u8; 32], {
+                    let mut one = [0u8; 32];
+                    one[0] = 1;
+                    one
+                }] {
+                    assert!(
+                        x_derive(Classical::X25519, &own_priv, &low_order).is_none(),
+                        "OpenSSL's X25519 accepts low-order point {}",
+                        hex(&low_order)
+                    );
+                    let (ek, _) = h.split_pub(&good);
+                    let bad = h.join(ek, &low_order);
+                    let peer = lib.paramgen(h.name);
+                    match peer.set_encoded_public_key(&bad) {
+                        Err(errors) => errors.assert_not_empty("low-order X25519 key"),
+                        Ok(()) => {
+                            let enc = lib.encapsulator(&peer, None);
+                            enc.try_encapsulate_into(h.ct_len, h.secret_len)
+                                .must_fail(&format!(
+                                    "{}: encapsulated to low-order X25519 key {}",
+                                    h.name,
+                                    hex(&low_order)
+                                ))
+                                .assert_reason("invalid key", Some("X25519 key agreement failed"));
+                        }
+                    }
+                }
+            }
+        }
+
+        // Nothing was taken: the key is still empty, and takes a good key.
+        assert!(
+            server.octets(c"encoded-pub-key").is_none(),
+            "{}: a failed set left a public key",
+            h.name
+        );
+        lib.try_encapsulator(&server, None)
+            .must_fail("encapsulate_init on a still-empty key")
+            .assert_reason("missing public key", None);
+        server
+            .set_encoded_public_key(&good)
+            .unwrap_or_else(|e| panic!("{}: good key after bad ones:\n{e}", h.name));
+        assert_bytes_eq!(server.encoded_public(), good);
+    }
+}
+
+/// (b) A ciphertext whose classical part (the peer's ephemeral key) is
+/// invalid: decapsulation fails with an error, and the context still works.
+#[test]
+fn corrupted_classical_ciphertext_fails_cleanly() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        let x_priv = h.split_priv(&key.private()).1.to_vec();
+        let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
+        let dec = lib.decapsulator(&key);
+        let (ct_m, ct_x) = h.split_ct(&ct);
+
+        let (bad_parts, reason_detail): (Vec<Vec<u8>>, String) = match h.classical {
+            Classical::X25519 => {
+                let mut one = vec![0u8; 32];
+                one[0] = 1;
+                (
+                    vec![vec![0u8; 32], one],
+                    "X25519 key agreement failed".to_owned(),
+                )
+            }
+            Classical::P256 | Classical::P384 => {
+                let curve = if h.classical == Classical::P256 {
+                    "P-256"
+                } else {
+                    "P-384"
+                };
+                let mut compressed_prefix = ct_x.to_vec();
+                compressed_prefix[0] = 0x02;
+                (
+                    vec![
+                        ec_point_off_curve(h.classical, ct_x),
+                        compressed_prefix,
+                        vec![0u8; h.x_pub_len],
+                    ],
+                    curve.to_owned(),
+                )
+            }
+        };
+        for bad_x in &bad_parts {
+            // OpenSSL on its own refuses this peer key (or its result).
+            assert!(
+                x_derive(h.classical, &x_priv, bad_x).is_none(),
+                "{}: OpenSSL accepts {}",
+                h.name,
+                hex(bad_x)
+            );
+            let bad = h.join(ct_m, bad_x);
+            dec.try_decapsulate(&bad, h.secret_len)
+                .must_fail(&format!(
+                    "{}: decapsulated with classical part {}",
+                    h.name,
+                    hex(bad_x)
+                ))
+                .assert_reason("invalid key", Some(&reason_detail));
+        }
+        // The context and key still work.
+        assert_bytes_eq!(dec.decapsulate(h, &ct), secret, "{} after failures", h.name);
+    }
+}
+
+/// (c) Ciphertexts of the wrong length.
+#[test]
+fn wrong_length_ciphertext_fails() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
+        let dec = lib.decapsulator(&key);
+        for len in [
+            1,
+            h.x_pub_len,
+            h.ml_ct_len,
+            h.ct_len - 1,
+            h.ct_len + 1,
+            2 * h.ct_len,
+        ] {
+            let mut bad = ct.clone();
+            bad.resize(len, 0);
+            dec.try_decapsulate(&bad, h.secret_len)
+                .must_fail(&format!("{}: a {len}-byte ciphertext decapsulated", h.name))
+                .assert_reason(
+                    "invalid length",
+                    Some(&format!(
+                        "{} ciphertext must be {} bytes, got {len}",
+                        h.name, h.ct_len
+                    )),
+                );
+        }
+        // An empty ciphertext: libcrypto 3.0 refuses it itself (returns 0,
+        // raises nothing) before the provider sees it.
+        let mut out = vec![0u8; h.secret_len];
+        let mut out_len = out.len();
+        // SAFETY: a live context, a writable secret buffer, and a readable
+        // one-byte buffer of which zero bytes are passed.
+        let rc = unsafe {
+            ffi::EVP_PKEY_decapsulate(dec.0, out.as_mut_ptr(), &mut out_len, ct.as_ptr(), 0)
+        };
+        assert!(rc <= 0, "{}: an empty ciphertext decapsulated", h.name);
+        clear_errors();
+        assert_bytes_eq!(dec.decapsulate(h, &ct), secret, "{} after failures", h.name);
+    }
+}
+
+/// (d) A corrupted ML-KEM part decapsulates (implicit rejection) to a
+/// different ML-KEM secret, J(z ‖ c); the classical part is unaffected.
+#[test]
+fn corrupted_ml_kem_ciphertext_gives_implicit_rejection() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        let private = key.private();
+        let dk = h.split_priv(&private).0;
+        let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
+        let (ss_m, ss_x) = h.split_secret(&secret);
+        let dec = lib.decapsulator(&key);
+        let base = h.ml_offset();
+        for at in [0, h.ml_ct_len / 2, h.ml_ct_len - 1] {
+            let mut corrupted = ct.clone();
+            corrupted[base + at] ^= 0x01;
+            let rejected = dec.decapsulate(h, &corrupted);
+            let (rej_m, rej_x) = h.split_secret(&rejected);
+            assert_bytes_ne!(rej_m, ss_m, "{}: corrupted ML-KEM part accepted", h.name);
+            assert_bytes_eq!(
+                rej_m,
+                ml_decapsulate(h.ml_kem, dk, h.split_ct(&corrupted).0),
+                "{}: J(z ‖ c) at {at}",
+                h.name
+            );
+            assert_bytes_eq!(rej_x, ss_x, "{}: classical part changed", h.name);
+            // Deterministic.
+            assert_bytes_eq!(dec.decapsulate(h, &corrupted), rejected);
+        }
+        // The classical part's offset is where the layout says: flipping a
+        // bit there (a valid-length, likely invalid point / different
+        // X25519 key) never changes the ML-KEM half.
+        let mut other_x = ct.clone();
+        other_x[h.x_offset(h.ml_ct_len) + 5] ^= 0x20;
+        if let Ok(s) = dec.try_decapsulate(&other_x, h.secret_len) {
+            assert_bytes_eq!(h.split_secret(&s).0, ss_m, "{}: ML-KEM half", h.name);
+            assert_bytes_ne!(h.split_secret(&s).1, ss_x, "{}: classical half", h.name);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ 5. import / export
+
+#[test]
+fn import_export_round_trip() {
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let original = lib.keygen(h.name);
+        let public = original.encoded_public();
+        let private = original.private();
+        let original_dec = lib.decapsulator(&original);
+
+        // Public key only.
+        let public_only = lib
+            .fromdata(h.name, ffi::EVP_PKEY_PUBLIC_KEY, &[(c"pub", &public)])
+            .unwrap_or_else(|e| panic!("{} public import failed:\n{e}", h.name));
+        assert!(public_only.is_a(h.name));
+        assert_bytes_eq!(public_only.encoded_public(), public, "{} pub", h.name);
+        assert!(
+            public_only.octets(c"priv").is_none(),
+            "{}: public key exports priv",
+            h.name
+        );
+        assert_eq!(public_only.int(c"bits"), Some(h.bits));
+        let (ct, secret) = lib.encapsulator(&public_only, None).encapsulate(h);
+        assert_bytes_eq!(
+            original_dec.decapsulate(h, &ct),
+            secret,
+            "{}: encapsulated to the imported public key",
+            h.name
+        );
+        lib.try_decapsulator(&public_only)
+            .must_fail("decapsulate_init with a public key")
+            .assert_reason("missing private key", None);
+        assert_eq!(public_only.eq_raw(&original), 1, "{}: eq public", h.name);
+
+        // Private and public key.
+        let pair = lib
+            .fromdata(
+                h.name,
+                ffi::EVP_PKEY_KEYPAIR,
+                &[(c"priv", &private), (c"pub", &public)],
+            )
+            .unwrap_or_else(|e| panic!("{} key pair import failed:\n{e}", h.name));
+        assert_bytes_eq!(pair.private(), private, "{} priv round trip", h.name);
+        assert_bytes_eq!(pair.encoded_public(), public, "{} pub round trip", h.name);
+        assert_bytes_eq!(
+            lib.decapsulator(&pair).decapsulate(h, &ct),
+            secret,
+            "{}: imported key decapsulates the original's ciphertext",
+            h.name
+        );
+        let (ct2, secret2) = lib.encapsulator(&original, None).encapsulate(h);
+        assert_bytes_eq!(lib.decapsulator(&pair).decapsulate(h, &ct2), secret2);
+        let (ct3, secret3) = lib.encapsulator(&pair, None).encapsulate(h);
+        assert_bytes_eq!(original_dec.decapsulate(h, &ct3), secret3);
+        assert_eq!(pair.eq_raw(&original), 1, "{}: eq pair", h.name);
+        assert_eq!(pair.eq_raw(&public_only), 1, "{}: eq pair/public", h.name);
+
+        // EVP_PKEY_dup keeps everything.
+        let copy = original
+            .dup()
+            .unwrap_or_else(|e| panic!("{} dup failed:\n{e}", h.name));
+        assert_eq!(copy.eq_raw(&original), 1, "{}: eq dup", h.name);
+        assert_bytes_eq!(copy.private(), private, "{} dup priv", h.name);
+        assert_bytes_eq!(lib.decapsulator(&copy).decapsulate(h, &ct), secret);
+
+        // Other keys are not equal.
+        let other = lib.keygen(h.name);
+        assert_eq!(other.eq_raw(&original), 0, "{}: eq other key", h.name);
+        assert_eq!(other.eq_raw(&public_only), 0, "{}: eq other", h.name);
+
+        // Wrong lengths.
+        lib.fromdata(
+            h.name,
+            ffi::EVP_PKEY_PUBLIC_KEY,
+            &[(c"pub", &public[..h.pub_len - 1])],
+        )
+        .must_fail("short public key imported")
+        .assert_reason(
+            "invalid length",
+            Some(&format!(
+                "{} public key must be {} bytes, got {}",
+                h.name,
+                h.pub_len,
+                h.pub_len - 1
+            )),
+        );
+        lib.fromdata(
+            h.name,
+            ffi::EVP_PKEY_KEYPAIR,
+            &[(c"priv", &private[1..]), (c"pub", &public)],
+        )
+        .must_fail("short private key imported")
+        .assert_reason(
+            "invalid length",
+            Some(&format!(
+                "{} private key must be {} bytes, got {}",
+                h.name,
+                h.priv_len,
+                h.priv_len - 1
+            )),
+        );
+    }
+    // Keys of different hybrids never compare equal.
+    let a = lib.keygen(HYBRIDS[0].name);
+    let b = lib.keygen(HYBRIDS[1].name);
+    assert_ne!(a.eq_raw(&b), 1, "keys of two hybrids compared equal");
+}
+
+/// Importing a private key with a public key of another key pair must not
+/// give an inconsistent key: either the import fails (as the provider's
+/// ML-KEM import does: "explicit public key does not match private") or
+/// the public key is ignored and the key is the private key's (as OpenSSL
+/// 3.5's own hybrids do).
+#[test]
+fn import_with_mismatched_public_key_is_not_inconsistent() {
+    let lib = Lib::new();
+    let mut problems = Vec::new();
+    for h in &HYBRIDS {
+        let a = lib.keygen(h.name);
+        let b = lib.keygen(h.name);
+        let (a_priv, a_pub, b_pub) = (a.private(), a.encoded_public(), b.encoded_public());
+        let imported = match lib.fromdata(
+            h.name,
+            ffi::EVP_PKEY_KEYPAIR,
+            &[(c"priv", &a_priv), (c"pub", &b_pub)],
+        ) {
+            Err(errors) => {
+                errors.assert_not_empty("mismatched key pair import");
+                continue;
+            }
+            Ok(key) => key,
+        };
+        let got = imported.encoded_public();
+        if got != a_pub {
+            let half = |part: &[u8], a: &[u8], b: &[u8]| match (part == a, part == b) {
+                (true, _) => "A's",
+                (_, true) => "B's",
+                _ => "neither A's nor B's",
+            };
+            let ((got_m, got_x), (a_m, a_x), (b_m, b_x)) =
+                (h.split_pub(&got), h.split_pub(&a_pub), h.split_pub(&b_pub));
+            problems.push(format!(
+                "{}: importing A's priv with B's pub gave a key whose public key has {} \
+                 ML-KEM part and {} classical part",
+                h.name,
+                half(got_m, a_m, b_m),
+                half(got_x, a_x, b_x),
+            ));
+        }
+        let (ct, secret) = lib.encapsulator(&imported, None).encapsulate(h);
+        match lib
+            .decapsulator(&imported)
+            .try_decapsulate(&ct, h.secret_len)
+        {
+            Ok(s) if s == secret => {}
+            Ok(s) => {
+                let ((s_m, s_x), (e_m, e_x)) = (h.split_secret(&s), h.split_secret(&secret));
+                problems.push(format!(
+                    "{}: the imported key decapsulates what its own public key encapsulates \
+                     to another secret (ML-KEM half {}, classical half {})",
+                    h.name,
+                    if s_m == e_m { "equal" } else { "different" },
+                    if s_x == e_x { "equal" } else { "different" },
+                ));
+            }
+            Err(e) => problems.push(format!(
+                "{}: the imported key cannot decapsulate for its own public key:\n{e}",
+                h.name
+            )),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The EC points of draft-ietf-tls-ecdhe-mlkem are uncompressed (RFC 8446
+/// 4.2.8.2: `legacy_form = 4`); OpenSSL's point parser also takes the
+/// X9.62 "hybrid" form (0x06 / 0x07 with the y parity), which a peer must
+/// not be able to substitute.
+#[test]
+fn ec_points_must_be_uncompressed() {
+    let lib = Lib::new();
+    let mut problems = Vec::new();
+    for h in HYBRIDS.iter().filter(|h| h.classical != Classical::X25519) {
+        let key = lib.keygen(h.name);
+        let public = key.encoded_public();
+        let to_hybrid_form = |point: &[u8]| {
+            let mut p = point.to_vec();
+            assert_eq!(p[0], 0x04);
+            p[0] = 0x06 | (point[point.len() - 1] & 1);
+            p
+        };
+
+        let (ek, x) = h.split_pub(&public);
+        let server = lib.paramgen(h.name);
+        if server
+            .set_encoded_public_key(&h.join(ek, &to_hybrid_form(x)))
+            .is_ok()
+        {
+            let now = server.encoded_public();
+            problems.push(format!(
+                "{}: a public key with its point in the hybrid form was taken (the key's \
+                 encoded-pub-key is then {} the original)",
+                h.name,
+                if now == public {
+                    "equal to"
+                } else {
+                    "different from"
+                }
+            ));
+        }
+
+        let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
+        let (ct_m, ct_x) = h.split_ct(&ct);
+        let other_form = h.join(ct_m, &to_hybrid_form(ct_x));
+        if let Ok(s) = lib
+            .decapsulator(&key)
+            .try_decapsulate(&other_form, h.secret_len)
+        {
+            problems.push(format!(
+                "{}: a ciphertext with its ephemeral point in the hybrid form decapsulated \
+                 to {}",
+                h.name,
+                if s == secret {
+                    "the original ciphertext's secret"
+                } else {
+                    "another secret"
+                }
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ------------------------------------------------------------------ 6. threads
+
+#[test]
+fn one_hybrid_key_shared_by_four_threads() {
+    const THREADS: usize = 4;
+    let rounds = if cfg!(debug_assertions) { 20 } else { 200 };
+    let lib = Lib::new();
+    for h in &HYBRIDS {
+        let key = lib.keygen(h.name);
+        let private = key.private();
+        let (dk, x_priv) = h.split_priv(&private);
+        let ciphertexts: Vec<Vec<Vec<u8>>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    let (lib, key) = (&lib, &key);
+                    scope.spawn(move || {
+                        let enc = lib.encapsulator(key, None);
+                        let dec = lib.decapsulator(key);
+                        let mut seen = Vec::with_capacity(rounds);
+                        for round in 0..rounds {
+                            let (ct, secret) = enc.encapsulate(h);
+                            assert_bytes_eq!(
+                                dec.decapsulate(h, &ct),
+                                secret,
+                                "{} thread {thread} round {round}",
+                                h.name
+                            );
+                            if round % 50 == 0 {
+                                // Now and then, the independent check too.
+                                let (ct_m, ct_x) = h.split_ct(&ct);
+                                let expected = h.join(
+                                    &ml_decapsulate(h.ml_kem, dk, ct_m),
+                                    &x_derive(h.classical, x_priv, ct_x).expect("derive"),
+                                );
+                                assert_bytes_eq!(secret, expected, "{} independent", h.name);
+                            }
+                            seen.push(ct);
+                        }
+                        seen
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("worker panicked"))
+                .collect()
+        });
+        let all: HashSet<&Vec<u8>> = ciphertexts.iter().flatten().collect();
+        assert_eq!(
+            all.len(),
+            THREADS * rounds,
+            "{}: repeated ciphertexts across threads",
+            h.name
+        );
+    }
+}
