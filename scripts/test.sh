@@ -41,5 +41,8 @@ echo "built $provider_dir/mlkem.so"
 echo "== cargo test (release)"
 cargo test --release --workspace
 
+echo "== constant time: kem-core with secrets tainted, under valgrind"
+bash scripts/ct-taint.sh
+
 echo "== provider CLI flows under valgrind"
 bash scripts/valgrind-cli.sh "$provider_dir"

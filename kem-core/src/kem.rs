@@ -25,6 +25,10 @@ pub(crate) struct GeneratedKey {
 pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> GeneratedKey {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
     let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
+    // ρ is public (it is part of ek), although derived from the secret d;
+    // the matrix sampled from it may branch on its bytes.
+    #[cfg(feature = "ct-taint")]
+    crate::ct_taint::declassify(&rho);
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
     pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat);

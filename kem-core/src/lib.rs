@@ -38,6 +38,8 @@
 
 mod backend;
 mod compress;
+#[cfg(feature = "ct-taint")]
+pub mod ct_taint;
 mod encode;
 mod error;
 mod field;
