@@ -258,7 +258,14 @@ impl ClassicalKey {
             list = list.utf8(names::PKEY_GROUP_NAME, group);
         }
         let pkey = Self::from_data(prov, curve, SELECT_PUBLIC, &mut list)?;
-        Self::adopt(libcrypto::get()?, curve, pkey, false)
+        // OpenSSL took exactly these bytes (an uncompressed point, or the
+        // raw X25519 key), so they are the encoding: no need to ask for it.
+        Ok(Self {
+            curve,
+            pkey,
+            public: public.into(),
+            has_private: false,
+        })
     }
 
     /// Parses a private key (raw X25519 bytes, or a big-endian EC scalar,
@@ -347,6 +354,13 @@ impl ClassicalKey {
     }
 
     /// ECDH / X25519 with `peer`'s public key.
+    ///
+    /// The peer is not validated again here: every `ClassicalKey` was
+    /// generated, or parsed by OpenSSL, which puts an EC point on the curve
+    /// (P-256 and P-384 have cofactor 1, so that is the whole public-key
+    /// check, and the full check's extra scalar multiplication would only
+    /// repeat it); X25519's derive rejects the all-zero result of a
+    /// low-order point.
     pub(crate) fn derive(&self, prov: &ProvCtx, peer: &ClassicalKey) -> Result<Zeroizing<Vec<u8>>> {
         let lib = libcrypto::get()?;
         let ctx = PkeyCtx::for_key(lib, prov, self)?;
@@ -355,7 +369,7 @@ impl ClassicalKey {
         // SAFETY: a live context and peer key; `secret` has `len` bytes.
         let ok = unsafe {
             (lib.evp_pkey_derive_init)(ctx.ctx) == 1
-                && (lib.evp_pkey_derive_set_peer)(ctx.ctx, peer.pkey) == 1
+                && (lib.evp_pkey_derive_set_peer_ex)(ctx.ctx, peer.pkey, 0) == 1
                 && (lib.evp_pkey_derive)(ctx.ctx, secret.as_mut_ptr(), &mut len) == 1
         };
         if !ok || len != self.curve.secret_len {

@@ -63,7 +63,8 @@ pub(crate) struct LibCrypto {
         unsafe extern "C" fn(*mut c_void, *mut *mut c_void, c_int, *mut OSSL_PARAM) -> c_int,
     pub(crate) evp_pkey_get_params: unsafe extern "C" fn(*const c_void, *mut OSSL_PARAM) -> c_int,
     pub(crate) evp_pkey_derive_init: unsafe extern "C" fn(*mut c_void) -> c_int,
-    pub(crate) evp_pkey_derive_set_peer: unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int,
+    pub(crate) evp_pkey_derive_set_peer_ex:
+        unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int,
     pub(crate) evp_pkey_derive:
         unsafe extern "C" fn(*mut c_void, *mut c_uchar, *mut usize) -> c_int,
     pub(crate) evp_pkey_up_ref: unsafe extern "C" fn(*mut c_void) -> c_int,
@@ -127,7 +128,7 @@ fn resolve(anchor: *const c_void) -> Result<LibCrypto, String> {
             evp_pkey_fromdata: function(symbol(c"EVP_PKEY_fromdata")?),
             evp_pkey_get_params: function(symbol(c"EVP_PKEY_get_params")?),
             evp_pkey_derive_init: function(symbol(c"EVP_PKEY_derive_init")?),
-            evp_pkey_derive_set_peer: function(symbol(c"EVP_PKEY_derive_set_peer")?),
+            evp_pkey_derive_set_peer_ex: function(symbol(c"EVP_PKEY_derive_set_peer_ex")?),
             evp_pkey_derive: function(symbol(c"EVP_PKEY_derive")?),
             evp_pkey_up_ref: function(symbol(c"EVP_PKEY_up_ref")?),
             evp_pkey_free: function(symbol(c"EVP_PKEY_free")?),
