@@ -3,11 +3,7 @@
 
 mod common;
 
-use common::{matrix, ours, scratch};
-
-fn write(dir: &std::path::Path, name: &str, data: &[u8]) {
-    std::fs::write(dir.join(name), data).unwrap();
-}
+use common::{matrix, ours, read, scratch, write};
 
 #[test]
 fn truncated_and_garbage_keys_fail_cleanly() {
@@ -26,41 +22,30 @@ fn truncated_and_garbage_keys_fail_cleanly() {
             &p,
             &["-in", "key.pem", "-outform", "DER", "-out", "key.der"],
         );
-        let der = std::fs::read(dir.join("key.der")).unwrap();
-        let pem = std::fs::read_to_string(dir.join("key.pem")).unwrap();
+        let der = read(&dir, "key.der");
+        let pem = String::from_utf8(read(&dir, "key.pem")).unwrap();
+        // Reading `file` as a DER key fails cleanly.
+        let der_fails = |file: &str, what: &str| {
+            let out = ssl.with_flags(&dir, "pkey", &p, &["-inform", "DER", "-in", file, "-noout"]);
+            common::assert_clean_failure(&out, "Could not", what);
+        };
 
         // Truncated DER, at several points.
         for cut in [1, 10, 30, der.len() / 2, der.len() - 1] {
             write(&dir, "cut.der", &der[..cut]);
-            let out = ssl.with_flags(
-                &dir,
-                "pkey",
-                &p,
-                &["-inform", "DER", "-in", "cut.der", "-noout"],
-            );
-            common::assert_clean_failure(
-                &out,
-                "Could not",
-                &format!("DER cut at {cut} on {}", ssl.series),
-            );
+            der_fails("cut.der", &format!("DER cut at {cut} on {}", ssl.series));
         }
         // A PEM whose body is cut short.
         write(
             &dir,
             "cut.pem",
-            format!("{}\n-----END PRIVATE KEY-----\n", &pem[..pem.len() / 2]).as_bytes(),
+            format!("{}\n-----END PRIVATE KEY-----\n", &pem[..pem.len() / 2]),
         );
         let out = ssl.with_flags(&dir, "pkey", &p, &["-in", "cut.pem", "-noout"]);
         common::assert_clean_failure(&out, "Could not", "truncated PEM");
         // Garbage.
-        write(&dir, "garbage.der", &[0x30, 0x82, 0xff, 0xff, 1, 2, 3]);
-        let out = ssl.with_flags(
-            &dir,
-            "pkey",
-            &p,
-            &["-inform", "DER", "-in", "garbage.der", "-noout"],
-        );
-        common::assert_clean_failure(&out, "Could not", "garbage DER");
+        write(&dir, "garbage.der", [0x30, 0x82, 0xff, 0xff, 1, 2, 3]);
+        der_fails("garbage.der", "garbage DER");
         // Our OID with a corrupted payload length: our decoder's reason.
         let mut bad = der.clone();
         let last = bad.len() - 1;
@@ -73,13 +58,7 @@ fn truncated_and_garbage_keys_fail_cleanly() {
         bad[24] = (inner >> 8) as u8;
         bad[25] = inner as u8;
         write(&dir, "short.der", &bad);
-        let out = ssl.with_flags(
-            &dir,
-            "pkey",
-            &p,
-            &["-inform", "DER", "-in", "short.der", "-noout"],
-        );
-        common::assert_clean_failure(&out, "Could not", "payload one byte short");
+        der_fails("short.der", "payload one byte short");
     }
 }
 
@@ -111,40 +90,35 @@ fn wrong_key_kinds_and_lengths_fail_cleanly() {
             "-encap", "-pubin", "-inkey", "pub.pem", "-out", "ct", "-secret", "ss",
         ],
     );
-    let ct = std::fs::read(dir.join("ct")).unwrap();
+    let ct = read(&dir, "ct");
     assert_eq!(ct.len(), 768);
 
     // A ciphertext one byte short, and one byte long.
-    write(&dir, "short.ct", &ct[..ct.len() - 1]);
-    let out = ssl.with_flags(
-        &dir,
-        "pkeyutl",
-        &p,
-        &[
-            "-decap", "-inkey", "key.pem", "-in", "short.ct", "-secret", "x",
-        ],
-    );
-    common::assert_clean_failure(
-        &out,
-        "ML-KEM-512 ciphertext must be 768 bytes, got 767",
-        "short ciphertext",
-    );
     let mut long = ct.clone();
     long.push(0);
-    write(&dir, "long.ct", &long);
-    let out = ssl.with_flags(
-        &dir,
-        "pkeyutl",
-        &p,
-        &[
-            "-decap", "-inkey", "key.pem", "-in", "long.ct", "-secret", "x",
-        ],
-    );
-    common::assert_clean_failure(
-        &out,
-        "ML-KEM-512 ciphertext must be 768 bytes, got 769",
-        "long ciphertext",
-    );
+    for (file, bad, needle, what) in [
+        (
+            "short.ct",
+            &ct[..ct.len() - 1],
+            "ML-KEM-512 ciphertext must be 768 bytes, got 767",
+            "short ciphertext",
+        ),
+        (
+            "long.ct",
+            &long[..],
+            "ML-KEM-512 ciphertext must be 768 bytes, got 769",
+            "long ciphertext",
+        ),
+    ] {
+        write(&dir, file, bad);
+        let out = ssl.with_flags(
+            &dir,
+            "pkeyutl",
+            &p,
+            &["-decap", "-inkey", "key.pem", "-in", file, "-secret", "x"],
+        );
+        common::assert_clean_failure(&out, needle, what);
+    }
 
     // A public key where a private key is needed.
     let out = ssl.with_flags(

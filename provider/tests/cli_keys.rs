@@ -4,11 +4,7 @@
 
 mod common;
 
-use common::{hex_seed, matrix, ours, scratch, SETS};
-
-fn read(dir: &std::path::Path, name: &str) -> Vec<u8> {
-    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use common::{hex_seed, matrix, ours, read, scratch, write, SETS};
 
 #[test]
 fn genpkey_pkey_round_trips_der_pem_and_text() {
@@ -237,13 +233,13 @@ fn output_formats_follow_the_provider_config() {
     );
     // seed-only, as a provider parameter on the command line (3.0 has no
     // -provparam; use a config file).
-    let conf = dir.join("seed-only.cnf");
-    std::fs::write(
-        &conf,
+    write(
+        &dir,
+        "seed-only.cnf",
         "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\nmlkem = mlkem\n\
          [dflt]\nactivate = 1\n[mlkem]\nactivate = 1\nml-kem.output_formats = seed-only\n",
-    )
-    .unwrap();
+    );
+    let conf = dir.join("seed-only.cnf");
     let out = ssl
         .command(&dir)
         .env("OPENSSL_CONF", &conf)

@@ -2,7 +2,7 @@
 //! SecP384r1MLKEM1024): the provider loaded into a fresh `OSSL_LIB_CTX` of
 //! this process's libcrypto (the system OpenSSL 3.0, which has X25519 and EC
 //! but no ML-KEM, so every hybrid operation here is the provider's) and
-//! driven through EVP.
+//! driven through EVP (the wrappers of `common::evp`).
 //!
 //! The reference for each value is independent of the provider: kem-core
 //! for the ML-KEM half, and the `openssl` crate in the *default* library
@@ -15,18 +15,14 @@
 //! and private keys (expanded dk, then the raw X25519 key or the big-endian
 //! EC scalar, in the same order) all follow the group's order.
 //!
-//! Error checks read OpenSSL's (per-thread) error queue; [`LIFECYCLE`]
+//! Error checks read OpenSSL's (per-thread) error queue; `LIFECYCLE`
 //! orders provider loading and teardown against the EVP calls whose errors
 //! a test reads, as in `in_process.rs`.
 
 mod common;
 
 use std::collections::HashSet;
-use std::ffi::{c_char, c_int, c_uchar, c_ulong, c_void, CStr, CString};
-use std::fmt;
-use std::marker::PhantomData;
-use std::ptr;
-use std::sync::{PoisonError, RwLock};
+use std::ffi::c_int;
 
 use kem_core::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem768, ParameterSet};
 use openssl::bn::{BigNum, BigNumContext};
@@ -36,627 +32,15 @@ use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, Private, Public};
 use openssl_sys as ffi;
 
-// Functions of libcrypto 3.0 that openssl-sys does not declare.
-extern "C" {
-    fn EVP_PKEY_CTX_new_from_pkey(
-        libctx: *mut ffi::OSSL_LIB_CTX,
-        pkey: *mut ffi::EVP_PKEY,
-        propquery: *const c_char,
-    ) -> *mut ffi::EVP_PKEY_CTX;
-    fn EVP_PKEY_set1_encoded_public_key(
-        pkey: *mut ffi::EVP_PKEY,
-        public: *const c_uchar,
-        public_len: usize,
-    ) -> c_int;
-    fn EVP_PKEY_dup(pkey: *mut ffi::EVP_PKEY) -> *mut ffi::EVP_PKEY;
-}
+use common::evp::{
+    assert_bytes_eq, assert_bytes_ne, clear_errors, hex, message, Lib, MustFail, PkeyCtx,
+};
 
-// ------------------------------------------------------------------ errors
+// ------------------------------------------------------------------ contexts
 
-/// Shared by EVP calls (from the call to the reading of its errors),
-/// exclusive for provider loading and teardown.
-static LIFECYCLE: RwLock<()> = RwLock::new(());
-
-/// One entry of OpenSSL's error queue.
-#[derive(Clone, Debug)]
-struct ErrorEntry {
-    code: c_ulong,
-    lib: Option<String>,
-    reason: Option<String>,
-    function: String,
-    data: String,
-}
-
-/// The error queue of a failed call, oldest first.
-#[derive(Clone, Debug, Default)]
-struct Errors(Vec<ErrorEntry>);
-
-impl fmt::Display for Errors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("(empty error queue)");
-        }
-        for e in &self.0 {
-            writeln!(
-                f,
-                "[{:#x}] {}: {} ({}): {}",
-                e.code,
-                e.lib.as_deref().unwrap_or("?"),
-                e.reason.as_deref().unwrap_or("?"),
-                e.function,
-                e.data
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl Errors {
-    /// Whether an entry has exactly this reason text.
-    fn has_reason(&self, reason: &str) -> bool {
-        self.0.iter().any(|e| e.reason.as_deref() == Some(reason))
-    }
-
-    /// Whether any entry's detail text contains `needle`.
-    fn has_detail(&self, needle: &str) -> bool {
-        self.0.iter().any(|e| e.data.contains(needle))
-    }
-
-    /// Asserts the provider raised `reason` (and, if given, a detail
-    /// containing `detail`).
-    #[track_caller]
-    fn assert_reason(&self, reason: &str, detail: Option<&str>) {
-        assert!(
-            self.has_reason(reason),
-            "expected reason '{reason}' in the error queue:\n{self}"
-        );
-        if let Some(detail) = detail {
-            assert!(
-                self.has_detail(detail),
-                "expected '{detail}' in the error details:\n{self}"
-            );
-        }
-    }
-
-    /// Asserts the failed call left at least one error on the queue.
-    #[track_caller]
-    fn assert_not_empty(&self, what: &str) {
-        assert!(
-            !self.0.is_empty(),
-            "{what}: failed with an empty error queue"
-        );
-    }
-}
-
-/// `Result::expect_err` without requiring (or printing) a `Debug` success
-/// value: asserts the call failed and returns its error queue.
-trait MustFail {
-    fn must_fail(self, what: &str) -> Errors;
-}
-
-impl<T> MustFail for Result<T, Errors> {
-    #[track_caller]
-    fn must_fail(self, what: &str) -> Errors {
-        match self {
-            Ok(_) => panic!("{what}"),
-            Err(errors) => errors,
-        }
-    }
-}
-
-/// Copies a C string libcrypto returned.
-///
-/// # Safety
-/// `p` is NULL or a NUL-terminated string that stays valid during the call.
-unsafe fn c_text(p: *const c_char) -> Option<String> {
-    if p.is_null() {
-        None
-    } else {
-        // SAFETY: the caller's contract.
-        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
-    }
-}
-
-/// The reason text registered for a packed error code, if any.
-fn reason_text(code: c_ulong) -> Option<String> {
-    // SAFETY: a plain look-up; the string returned is static or owned by
-    // the (still registered) error library, and copied at once.
-    unsafe { c_text(ffi::ERR_reason_error_string(code)) }
-}
-
-/// The library name registered for a packed error code, if any.
-fn lib_text(code: c_ulong) -> Option<String> {
-    // SAFETY: as for `reason_text`.
-    unsafe { c_text(ffi::ERR_lib_error_string(code)) }
-}
-
-/// Drains this thread's error queue.
-fn take_errors() -> Errors {
-    let mut out = Vec::new();
-    loop {
-        let mut file: *const c_char = ptr::null();
-        let mut line: c_int = 0;
-        let mut func: *const c_char = ptr::null();
-        let mut data: *const c_char = ptr::null();
-        let mut flags: c_int = 0;
-        // SAFETY: all five out-pointers are valid locals.
-        let code = unsafe {
-            ffi::ERR_get_error_all(&mut file, &mut line, &mut func, &mut data, &mut flags)
-        };
-        if code == 0 {
-            break;
-        }
-        let data = if flags & ffi::ERR_TXT_STRING != 0 {
-            // SAFETY: a text entry's data is a NUL-terminated string owned
-            // by the error queue, valid until the next ERR call.
-            unsafe { c_text(data) }.unwrap_or_default()
-        } else {
-            String::new()
-        };
-        // SAFETY: NULL or the function name recorded with the entry.
-        let function = unsafe { c_text(func) }.unwrap_or_default();
-        out.push(ErrorEntry {
-            code,
-            lib: lib_text(code),
-            reason: reason_text(code),
-            function,
-            data,
-        });
-    }
-    Errors(out)
-}
-
-fn clear_errors() {
-    // SAFETY: no arguments; clears this thread's queue.
-    unsafe { ffi::ERR_clear_error() };
-}
-
-/// Runs an `int`-returning libcrypto call; `Ok` for a positive result, else
-/// the error queue it left.
-fn checked(call: impl FnOnce() -> c_int) -> Result<c_int, Errors> {
-    let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
-    clear_errors();
-    let rc = call();
-    let errors = take_errors();
-    if rc > 0 {
-        Ok(rc)
-    } else {
-        Err(errors)
-    }
-}
-
-/// As [`checked`] for a pointer-returning call (`Err` for NULL).
-fn checked_ptr<T>(call: impl FnOnce() -> *mut T) -> Result<*mut T, Errors> {
-    let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
-    clear_errors();
-    let p = call();
-    let errors = take_errors();
-    if p.is_null() {
-        Err(errors)
-    } else {
-        Ok(p)
-    }
-}
-
-/// `assert_eq!` for byte strings: on failure, the lengths, the first
-/// differing offset and short hex excerpts rather than thousands of
-/// decimal bytes.
-macro_rules! assert_bytes_eq {
-    ($actual:expr, $expected:expr $(,)?) => {
-        assert_bytes_eq!($actual, $expected, "byte strings differ")
-    };
-    ($actual:expr, $expected:expr, $($what:tt)+) => {
-        compare_bytes(
-            AsRef::<[u8]>::as_ref(&$actual),
-            AsRef::<[u8]>::as_ref(&$expected),
-            true,
-            &format!($($what)+),
-        )
-    };
-}
-
-/// `assert_ne!` for byte strings.
-macro_rules! assert_bytes_ne {
-    ($actual:expr, $other:expr $(,)?) => {
-        assert_bytes_ne!($actual, $other, "byte strings are equal")
-    };
-    ($actual:expr, $other:expr, $($what:tt)+) => {
-        compare_bytes(
-            AsRef::<[u8]>::as_ref(&$actual),
-            AsRef::<[u8]>::as_ref(&$other),
-            false,
-            &format!($($what)+),
-        )
-    };
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let shown: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    if bytes.len() > 16 {
-        format!("{shown}...")
-    } else {
-        shown
-    }
-}
-
-#[track_caller]
-fn compare_bytes(actual: &[u8], expected: &[u8], want_equal: bool, what: &str) {
-    if (actual == expected) == want_equal {
-        return;
-    }
-    if want_equal {
-        let at = actual
-            .iter()
-            .zip(expected)
-            .position(|(a, b)| a != b)
-            .unwrap_or(actual.len().min(expected.len()));
-        panic!(
-            "{what}: got {} bytes, expected {}; first difference at offset {at}: \
-             got {} expected {}",
-            actual.len(),
-            expected.len(),
-            hex(&actual[at.min(actual.len())..]),
-            hex(&expected[at.min(expected.len())..]),
-        );
-    } else {
-        panic!(
-            "{what}: both are the same {} bytes {}",
-            actual.len(),
-            hex(actual)
-        );
-    }
-}
-
-fn cstring(s: &str) -> CString {
-    CString::new(s).expect("no NUL")
-}
-
-// ------------------------------------------------------------------ library context
-
-/// A library context with the `mlkem` and `default` providers loaded.
-struct Lib {
-    ctx: *mut ffi::OSSL_LIB_CTX,
-    mlkem: *mut ffi::OSSL_PROVIDER,
-    default: *mut ffi::OSSL_PROVIDER,
-}
-
-// SAFETY: OpenSSL documents OSSL_LIB_CTX and OSSL_PROVIDER as usable from
-// several threads at once; the tests only fetch through them while they
-// live, and free them once (in Drop), after every thread is joined.
-unsafe impl Send for Lib {}
-// SAFETY: as above.
-unsafe impl Sync for Lib {}
-
-impl Lib {
-    fn new() -> Lib {
-        ffi::init();
-        let _exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: no arguments; returns a new context or NULL.
-        let ctx = unsafe { ffi::OSSL_LIB_CTX_new() };
-        assert!(!ctx.is_null(), "OSSL_LIB_CTX_new failed");
-        let dir = cstring(common::module_dir().to_str().expect("UTF-8 module path"));
-        // SAFETY: a live context and a NUL-terminated path (copied by
-        // libcrypto).
-        let ok = unsafe { ffi::OSSL_PROVIDER_set_default_search_path(ctx, dir.as_ptr()) };
-        assert_eq!(ok, 1, "OSSL_PROVIDER_set_default_search_path failed");
-        let load = |name: &CStr| {
-            // SAFETY: a live context and a NUL-terminated name.
-            let p = unsafe { ffi::OSSL_PROVIDER_load(ctx, name.as_ptr()) };
-            assert!(
-                !p.is_null(),
-                "loading provider {name:?} from {} failed:\n{}",
-                common::module_dir().display(),
-                take_errors()
-            );
-            p
-        };
-        let mlkem = load(c"mlkem");
-        let default = load(c"default");
-        Lib {
-            ctx,
-            mlkem,
-            default,
-        }
-    }
-
-    /// A context for generating or importing `alg` keys.
-    fn ctx_for(&self, alg: &str) -> Result<PkeyCtx<'_>, Errors> {
-        let name = cstring(alg);
-        // SAFETY: a live context and a NUL-terminated name; NULL propquery.
-        checked_ptr(|| unsafe {
-            ffi::EVP_PKEY_CTX_new_from_name(self.ctx, name.as_ptr(), ptr::null())
-        })
-        .map(PkeyCtx::wrap)
-    }
-
-    /// A context for operations with `key`.
-    fn ctx_for_key(&self, key: &Pkey<'_>) -> PkeyCtx<'_> {
-        // SAFETY: a live context and key; NULL propquery.
-        let p = checked_ptr(|| unsafe { EVP_PKEY_CTX_new_from_pkey(self.ctx, key.0, ptr::null()) })
-            .unwrap_or_else(|e| panic!("EVP_PKEY_CTX_new_from_pkey failed:\n{e}"));
-        PkeyCtx::wrap(p)
-    }
-
-    /// A fresh key of `alg` from `EVP_PKEY_keygen`.
-    #[track_caller]
-    fn keygen(&self, alg: &str) -> Pkey<'_> {
-        let generate = || -> Result<Pkey<'_>, Errors> {
-            let ctx = self.ctx_for(alg)?;
-            // SAFETY: a live context.
-            checked(|| unsafe { ffi::EVP_PKEY_keygen_init(ctx.0) })?;
-            let mut key = ptr::null_mut();
-            // SAFETY: a live, initialised context and an out-pointer.
-            checked(|| unsafe { ffi::EVP_PKEY_keygen(ctx.0, &mut key) })?;
-            Ok(Pkey::wrap(key))
-        };
-        generate().unwrap_or_else(|e| panic!("{alg} keygen failed:\n{e}"))
-    }
-
-    /// An empty key (parameter generation), as TLS servers make.
-    #[track_caller]
-    fn paramgen(&self, alg: &str) -> Pkey<'_> {
-        let ctx = self
-            .ctx_for(alg)
-            .unwrap_or_else(|e| panic!("{alg} context failed:\n{e}"));
-        // SAFETY: a live context.
-        checked(|| unsafe { ffi::EVP_PKEY_paramgen_init(ctx.0) })
-            .unwrap_or_else(|e| panic!("{alg} paramgen_init failed:\n{e}"));
-        let mut key = ptr::null_mut();
-        // SAFETY: a live, initialised context and an out-pointer.
-        checked(|| unsafe { ffi::EVP_PKEY_paramgen(ctx.0, &mut key) })
-            .unwrap_or_else(|e| panic!("{alg} paramgen failed:\n{e}"));
-        Pkey::wrap(key)
-    }
-
-    /// `EVP_PKEY_fromdata` with octet-string parameters.
-    fn fromdata(
-        &self,
-        alg: &str,
-        selection: c_int,
-        parts: &[(&CStr, &[u8])],
-    ) -> Result<Pkey<'_>, Errors> {
-        let ctx = self.ctx_for(alg)?;
-        // SAFETY: a live context.
-        checked(|| unsafe { ffi::EVP_PKEY_fromdata_init(ctx.0) })?;
-        let mut params = octet_params(parts);
-        let mut key = ptr::null_mut();
-        // SAFETY: a live, initialised context, an out-pointer, and a
-        // terminated parameter array whose buffers outlive the call (the
-        // import only reads them).
-        checked(|| unsafe {
-            ffi::EVP_PKEY_fromdata(ctx.0, &mut key, selection, params.as_mut_ptr())
-        })?;
-        Ok(Pkey::wrap(key))
-    }
-
-    /// A context initialised for encapsulation to `key`, with `ikme` if
-    /// given.
-    fn try_encapsulator<'l>(
-        &'l self,
-        key: &Pkey<'l>,
-        ikme: Option<&[u8]>,
-    ) -> Result<PkeyCtx<'l>, Errors> {
-        let ctx = self.ctx_for_key(key);
-        let params = ikme.map(|m| octet_params(&[(c"ikme", m)]));
-        let params_ptr = params.as_ref().map_or(ptr::null(), |p| p.as_ptr());
-        // SAFETY: a live context; NULL or a terminated array that outlives
-        // the call.
-        checked(|| unsafe { ffi::EVP_PKEY_encapsulate_init(ctx.0, params_ptr) })?;
-        Ok(ctx)
-    }
-
-    #[track_caller]
-    fn encapsulator<'l>(&'l self, key: &Pkey<'l>, ikme: Option<&[u8]>) -> PkeyCtx<'l> {
-        self.try_encapsulator(key, ikme)
-            .unwrap_or_else(|e| panic!("encapsulate_init failed:\n{e}"))
-    }
-
-    /// A context initialised for decapsulation with `key`.
-    fn try_decapsulator<'l>(&'l self, key: &Pkey<'l>) -> Result<PkeyCtx<'l>, Errors> {
-        let ctx = self.ctx_for_key(key);
-        // SAFETY: a live context; NULL parameters.
-        checked(|| unsafe { ffi::EVP_PKEY_decapsulate_init(ctx.0, ptr::null()) })?;
-        Ok(ctx)
-    }
-
-    #[track_caller]
-    fn decapsulator<'l>(&'l self, key: &Pkey<'l>) -> PkeyCtx<'l> {
-        self.try_decapsulator(key)
-            .unwrap_or_else(|e| panic!("decapsulate_init failed:\n{e}"))
-    }
-}
-
-impl Drop for Lib {
-    fn drop(&mut self) {
-        let _exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: the providers and the context are ours, freed once; every
-        // key and context made from them is gone (their lifetimes borrow
-        // this Lib).
-        unsafe {
-            assert_eq!(ffi::OSSL_PROVIDER_unload(self.mlkem), 1);
-            assert_eq!(ffi::OSSL_PROVIDER_unload(self.default), 1);
-            ffi::OSSL_LIB_CTX_free(self.ctx);
-        }
-    }
-}
-
-/// A terminated `OSSL_PARAM` array of octet strings, pointing into `parts`.
-fn octet_params(parts: &[(&CStr, &[u8])]) -> Vec<ffi::OSSL_PARAM> {
-    let mut params: Vec<ffi::OSSL_PARAM> = parts
-        .iter()
-        .map(|(name, value)| {
-            // SAFETY: only builds the struct; the name and buffer must
-            // outlive its use, which the callers' borrows ensure. The
-            // buffer is only read (set/import parameters), so the cast to
-            // *mut is never written through.
-            unsafe {
-                ffi::OSSL_PARAM_construct_octet_string(
-                    name.as_ptr(),
-                    value.as_ptr().cast_mut().cast::<c_void>(),
-                    value.len(),
-                )
-            }
-        })
-        .collect();
-    // SAFETY: builds the terminator.
-    params.push(unsafe { ffi::OSSL_PARAM_construct_end() });
-    params
-}
-
-// ------------------------------------------------------------------ keys and contexts
-
-/// An `EVP_PKEY` of a [`Lib`].
-struct Pkey<'l>(*mut ffi::EVP_PKEY, PhantomData<&'l Lib>);
-
-// SAFETY: OpenSSL documents an EVP_PKEY as safe to use from several threads
-// at once for read-only operations (creating contexts, encapsulating,
-// decapsulating); the tests never modify a shared key.
-unsafe impl Send for Pkey<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for Pkey<'_> {}
-
-impl Pkey<'_> {
-    fn wrap(p: *mut ffi::EVP_PKEY) -> Self {
-        assert!(!p.is_null());
-        Pkey(p, PhantomData)
-    }
-
-    /// An octet-string key parameter, `None` if the key does not have it.
-    fn octets(&self, name: &CStr) -> Option<Vec<u8>> {
-        let mut buf = vec![0u8; 8192];
-        let mut len = 0usize;
-        // SAFETY: a live key, a NUL-terminated name, a writable buffer of
-        // the given size and an out-pointer.
-        let ok = checked(|| unsafe {
-            ffi::EVP_PKEY_get_octet_string_param(
-                self.0,
-                name.as_ptr(),
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut len,
-            )
-        });
-        ok.ok().map(|_| {
-            buf.truncate(len);
-            buf
-        })
-    }
-
-    /// An integer key parameter.
-    fn int(&self, name: &CStr) -> Option<c_int> {
-        let mut value: c_int = 0;
-        // SAFETY: a live key, a NUL-terminated name and an out-pointer.
-        checked(|| unsafe { ffi::EVP_PKEY_get_int_param(self.0, name.as_ptr(), &mut value) })
-            .ok()
-            .map(|_| value)
-    }
-
-    /// The `encoded-pub-key` parameter (what TLS sends).
-    #[track_caller]
-    fn encoded_public(&self) -> Vec<u8> {
-        self.octets(c"encoded-pub-key")
-            .expect("encoded-pub-key parameter")
-    }
-
-    /// The `priv` parameter.
-    #[track_caller]
-    fn private(&self) -> Vec<u8> {
-        self.octets(c"priv").expect("priv parameter")
-    }
-
-    fn is_a(&self, name: &str) -> bool {
-        let name = cstring(name);
-        // SAFETY: a live key and a NUL-terminated name.
-        unsafe { ffi::EVP_PKEY_is_a(self.0, name.as_ptr()) == 1 }
-    }
-
-    /// `EVP_PKEY_set1_encoded_public_key`.
-    fn set_encoded_public_key(&self, public: &[u8]) -> Result<(), Errors> {
-        // SAFETY: a live key (not shared with other threads here) and a
-        // readable buffer of the given length.
-        checked(|| unsafe {
-            EVP_PKEY_set1_encoded_public_key(self.0, public.as_ptr(), public.len())
-        })
-        .map(drop)
-    }
-
-    /// `EVP_PKEY_eq`: 1 equal, 0 different, negative for "cannot compare".
-    fn eq_raw(&self, other: &Pkey<'_>) -> c_int {
-        let _shared = LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: two live keys, only read.
-        let rc = unsafe { ffi::EVP_PKEY_eq(self.0, other.0) };
-        clear_errors();
-        rc
-    }
-
-    /// `EVP_PKEY_dup`.
-    fn dup(&self) -> Result<Self, Errors> {
-        // SAFETY: a live key; the copy is a new reference we own.
-        checked_ptr(|| unsafe { EVP_PKEY_dup(self.0) }).map(Pkey::wrap)
-    }
-}
-
-impl Drop for Pkey<'_> {
-    fn drop(&mut self) {
-        // SAFETY: our reference, released once.
-        unsafe { ffi::EVP_PKEY_free(self.0) };
-    }
-}
-
-/// An `EVP_PKEY_CTX` of a [`Lib`].
-struct PkeyCtx<'l>(*mut ffi::EVP_PKEY_CTX, PhantomData<&'l Lib>);
-
+/// Hybrid encapsulation and decapsulation, into buffers of exactly a
+/// group's sizes.
 impl PkeyCtx<'_> {
-    fn wrap(p: *mut ffi::EVP_PKEY_CTX) -> Self {
-        assert!(!p.is_null());
-        PkeyCtx(p, PhantomData)
-    }
-
-    /// The size query: `EVP_PKEY_encapsulate` with NULL buffers.
-    #[track_caller]
-    fn encapsulate_sizes(&self) -> (usize, usize) {
-        let (mut ct_len, mut secret_len) = (0usize, 0usize);
-        // SAFETY: a live context; NULL buffers and two length out-pointers.
-        checked(|| unsafe {
-            ffi::EVP_PKEY_encapsulate(
-                self.0,
-                ptr::null_mut(),
-                &mut ct_len,
-                ptr::null_mut(),
-                &mut secret_len,
-            )
-        })
-        .unwrap_or_else(|e| panic!("encapsulate size query failed:\n{e}"));
-        (ct_len, secret_len)
-    }
-
-    /// Encapsulates into buffers of the given capacities; the outputs are
-    /// truncated to the lengths the call reports.
-    fn try_encapsulate_into(
-        &self,
-        ct_cap: usize,
-        secret_cap: usize,
-    ) -> Result<(Vec<u8>, Vec<u8>), Errors> {
-        let mut ct = vec![0u8; ct_cap];
-        let mut secret = vec![0u8; secret_cap];
-        let (mut ct_len, mut secret_len) = (ct_cap, secret_cap);
-        // SAFETY: a live context; the buffers are writable for the
-        // capacities passed in the length arguments.
-        checked(|| unsafe {
-            ffi::EVP_PKEY_encapsulate(
-                self.0,
-                ct.as_mut_ptr(),
-                &mut ct_len,
-                secret.as_mut_ptr(),
-                &mut secret_len,
-            )
-        })?;
-        assert!(ct_len <= ct_cap && secret_len <= secret_cap);
-        ct.truncate(ct_len);
-        secret.truncate(secret_len);
-        Ok((ct, secret))
-    }
-
     /// Encapsulates into buffers of exactly `h`'s sizes.
     #[track_caller]
     fn encapsulate(&self, h: &Hybrid) -> (Vec<u8>, Vec<u8>) {
@@ -668,46 +52,13 @@ impl PkeyCtx<'_> {
         (ct, secret)
     }
 
-    /// The size query: `EVP_PKEY_decapsulate` with a NULL secret buffer.
-    #[track_caller]
-    fn decapsulate_size(&self, ct: &[u8]) -> usize {
-        let mut len = 0usize;
-        // SAFETY: a live context, a NULL output buffer with a length
-        // out-pointer, and a readable ciphertext.
-        checked(|| unsafe {
-            ffi::EVP_PKEY_decapsulate(self.0, ptr::null_mut(), &mut len, ct.as_ptr(), ct.len())
-        })
-        .unwrap_or_else(|e| panic!("decapsulate size query failed:\n{e}"));
-        len
-    }
-
-    fn try_decapsulate(&self, ct: &[u8], secret_cap: usize) -> Result<Vec<u8>, Errors> {
-        let mut secret = vec![0u8; secret_cap];
-        let mut len = secret_cap;
-        // SAFETY: a live context, a buffer writable for `len` bytes and a
-        // readable ciphertext.
-        checked(|| unsafe {
-            ffi::EVP_PKEY_decapsulate(self.0, secret.as_mut_ptr(), &mut len, ct.as_ptr(), ct.len())
-        })?;
-        assert!(len <= secret_cap);
-        secret.truncate(len);
-        Ok(secret)
-    }
-
     #[track_caller]
     fn decapsulate(&self, h: &Hybrid, ct: &[u8]) -> Vec<u8> {
         let secret = self
-            .try_decapsulate(ct, h.secret_len)
+            .try_decapsulate_into(ct, h.secret_len)
             .unwrap_or_else(|e| panic!("{} decapsulate failed:\n{e}", h.name));
         assert_eq!(secret.len(), h.secret_len, "{} secret length", h.name);
         secret
-    }
-}
-
-impl Drop for PkeyCtx<'_> {
-    fn drop(&mut self) {
-        // SAFETY: ours, freed once.
-        unsafe { ffi::EVP_PKEY_CTX_free(self.0) };
     }
 }
 
@@ -868,11 +219,6 @@ impl Hybrid {
             self.x_pub_len
         }
     }
-}
-
-/// A fixed 32-byte m.
-fn message(fill: u8) -> [u8; 32] {
-    std::array::from_fn(|i| (i as u8).wrapping_mul(13) ^ fill)
 }
 
 // ------------------------------------------------------------------ kem-core reference
@@ -1053,7 +399,7 @@ fn expected_sizes_are_consistent() {
 fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         assert!(key.is_a(h.name), "{} key is_a", h.name);
         let public = key.encoded_public();
         assert_eq!(public.len(), h.pub_len, "{} encoded-pub-key length", h.name);
@@ -1119,7 +465,7 @@ fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
             .unwrap_or_else(|e| panic!("{} large buffers:\n{e}", h.name));
         assert_eq!((ct_big.len(), secret_big.len()), (h.ct_len, h.secret_len));
         assert_bytes_eq!(
-            dec.try_decapsulate(&ct_big, h.secret_len + 100)
+            dec.try_decapsulate_into(&ct_big, h.secret_len + 100)
                 .unwrap_or_else(|e| panic!("{} large secret buffer:\n{e}", h.name)),
             secret_big
         );
@@ -1135,7 +481,7 @@ fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
         assert_bytes_eq!(dec.decapsulate(h, &ct2), secret2);
 
         // Two generations give two keys, different in both halves.
-        let other = lib.keygen(h.name).encoded_public();
+        let other = lib.keygen(h.name, None).encoded_public();
         let ((pub_m, pub_x), (other_m, other_x)) = (h.split_pub(&public), h.split_pub(&other));
         assert_bytes_ne!(other_m, pub_m, "{} repeated ek", h.name);
         assert_bytes_ne!(other_x, pub_x, "{} repeated classical key", h.name);
@@ -1154,7 +500,7 @@ fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
 fn layout_matches_kem_core_and_openssl() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let public = key.encoded_public();
         let private = key.private();
         let (ek, x_pub) = h.split_pub(&public);
@@ -1241,7 +587,7 @@ fn paramgen_key_takes_peer_public_key_once() {
     let lib = Lib::new();
     for h in &HYBRIDS {
         // The client's key pair; the server's empty key from paramgen.
-        let client = lib.keygen(h.name);
+        let client = lib.keygen(h.name, None);
         let client_pub = client.encoded_public();
         let server = lib.paramgen(h.name);
         assert!(server.is_a(h.name), "{} paramgen key is_a", h.name);
@@ -1284,7 +630,7 @@ fn paramgen_key_takes_peer_public_key_once() {
             .assert_reason("missing private key", None);
 
         // The key is set once.
-        let other = lib.keygen(h.name).encoded_public();
+        let other = lib.keygen(h.name, None).encoded_public();
         server
             .set_encoded_public_key(&other)
             .must_fail("second encoded public key accepted")
@@ -1305,7 +651,7 @@ fn paramgen_key_takes_peer_public_key_once() {
 fn corrupted_peer_public_keys_are_rejected() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let good = lib.keygen(h.name).encoded_public();
+        let good = lib.keygen(h.name, None).encoded_public();
         let server = lib.paramgen(h.name);
 
         // Wrong lengths.
@@ -1426,7 +772,7 @@ fn corrupted_peer_public_keys_are_rejected() {
 fn corrupted_classical_ciphertext_fails_cleanly() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let x_priv = h.split_priv(&key.private()).1.to_vec();
         let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
         let dec = lib.decapsulator(&key);
@@ -1468,7 +814,7 @@ fn corrupted_classical_ciphertext_fails_cleanly() {
                 hex(bad_x)
             );
             let bad = h.join(ct_m, bad_x);
-            dec.try_decapsulate(&bad, h.secret_len)
+            dec.try_decapsulate_into(&bad, h.secret_len)
                 .must_fail(&format!(
                     "{}: decapsulated with classical part {}",
                     h.name,
@@ -1486,7 +832,7 @@ fn corrupted_classical_ciphertext_fails_cleanly() {
 fn wrong_length_ciphertext_fails() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
         let dec = lib.decapsulator(&key);
         for len in [
@@ -1499,7 +845,7 @@ fn wrong_length_ciphertext_fails() {
         ] {
             let mut bad = ct.clone();
             bad.resize(len, 0);
-            dec.try_decapsulate(&bad, h.secret_len)
+            dec.try_decapsulate_into(&bad, h.secret_len)
                 .must_fail(&format!("{}: a {len}-byte ciphertext decapsulated", h.name))
                 .assert_reason(
                     "invalid length",
@@ -1530,7 +876,7 @@ fn wrong_length_ciphertext_fails() {
 fn corrupted_ml_kem_ciphertext_gives_implicit_rejection() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let private = key.private();
         let dk = h.split_priv(&private).0;
         let (ct, secret) = lib.encapsulator(&key, None).encapsulate(h);
@@ -1558,7 +904,7 @@ fn corrupted_ml_kem_ciphertext_gives_implicit_rejection() {
         // X25519 key) never changes the ML-KEM half.
         let mut other_x = ct.clone();
         other_x[h.x_offset(h.ml_ct_len) + 5] ^= 0x20;
-        if let Ok(s) = dec.try_decapsulate(&other_x, h.secret_len) {
+        if let Ok(s) = dec.try_decapsulate_into(&other_x, h.secret_len) {
             assert_bytes_eq!(h.split_secret(&s).0, ss_m, "{}: ML-KEM half", h.name);
             assert_bytes_ne!(h.split_secret(&s).1, ss_x, "{}: classical half", h.name);
         }
@@ -1571,7 +917,7 @@ fn corrupted_ml_kem_ciphertext_gives_implicit_rejection() {
 fn import_export_round_trip() {
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let original = lib.keygen(h.name);
+        let original = lib.keygen(h.name, None);
         let public = original.encoded_public();
         let private = original.private();
         let original_dec = lib.decapsulator(&original);
@@ -1632,7 +978,7 @@ fn import_export_round_trip() {
         assert_bytes_eq!(lib.decapsulator(&copy).decapsulate(h, &ct), secret);
 
         // Other keys are not equal.
-        let other = lib.keygen(h.name);
+        let other = lib.keygen(h.name, None);
         assert_eq!(other.eq_raw(&original), 0, "{}: eq other key", h.name);
         assert_eq!(other.eq_raw(&public_only), 0, "{}: eq other", h.name);
 
@@ -1669,8 +1015,8 @@ fn import_export_round_trip() {
         );
     }
     // Keys of different hybrids never compare equal.
-    let a = lib.keygen(HYBRIDS[0].name);
-    let b = lib.keygen(HYBRIDS[1].name);
+    let a = lib.keygen(HYBRIDS[0].name, None);
+    let b = lib.keygen(HYBRIDS[1].name, None);
     assert_ne!(a.eq_raw(&b), 1, "keys of two hybrids compared equal");
 }
 
@@ -1684,8 +1030,8 @@ fn import_with_mismatched_public_key_is_not_inconsistent() {
     let lib = Lib::new();
     let mut problems = Vec::new();
     for h in &HYBRIDS {
-        let a = lib.keygen(h.name);
-        let b = lib.keygen(h.name);
+        let a = lib.keygen(h.name, None);
+        let b = lib.keygen(h.name, None);
         let (a_priv, a_pub, b_pub) = (a.private(), a.encoded_public(), b.encoded_public());
         let imported = match lib.fromdata(
             h.name,
@@ -1718,7 +1064,7 @@ fn import_with_mismatched_public_key_is_not_inconsistent() {
         let (ct, secret) = lib.encapsulator(&imported, None).encapsulate(h);
         match lib
             .decapsulator(&imported)
-            .try_decapsulate(&ct, h.secret_len)
+            .try_decapsulate_into(&ct, h.secret_len)
         {
             Ok(s) if s == secret => {}
             Ok(s) => {
@@ -1749,7 +1095,7 @@ fn ec_points_must_be_uncompressed() {
     let lib = Lib::new();
     let mut problems = Vec::new();
     for h in HYBRIDS.iter().filter(|h| h.classical != Classical::X25519) {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let public = key.encoded_public();
         let to_hybrid_form = |point: &[u8]| {
             let mut p = point.to_vec();
@@ -1782,7 +1128,7 @@ fn ec_points_must_be_uncompressed() {
         let other_form = h.join(ct_m, &to_hybrid_form(ct_x));
         if let Ok(s) = lib
             .decapsulator(&key)
-            .try_decapsulate(&other_form, h.secret_len)
+            .try_decapsulate_into(&other_form, h.secret_len)
         {
             problems.push(format!(
                 "{}: a ciphertext with its ephemeral point in the hybrid form decapsulated \
@@ -1807,44 +1153,33 @@ fn one_hybrid_key_shared_by_four_threads() {
     let rounds = if cfg!(debug_assertions) { 20 } else { 200 };
     let lib = Lib::new();
     for h in &HYBRIDS {
-        let key = lib.keygen(h.name);
+        let key = lib.keygen(h.name, None);
         let private = key.private();
         let (dk, x_priv) = h.split_priv(&private);
-        let ciphertexts: Vec<Vec<Vec<u8>>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..THREADS)
-                .map(|thread| {
-                    let (lib, key) = (&lib, &key);
-                    scope.spawn(move || {
-                        let enc = lib.encapsulator(key, None);
-                        let dec = lib.decapsulator(key);
-                        let mut seen = Vec::with_capacity(rounds);
-                        for round in 0..rounds {
-                            let (ct, secret) = enc.encapsulate(h);
-                            assert_bytes_eq!(
-                                dec.decapsulate(h, &ct),
-                                secret,
-                                "{} thread {thread} round {round}",
-                                h.name
-                            );
-                            if round % 50 == 0 {
-                                // Now and then, the independent check too.
-                                let (ct_m, ct_x) = h.split_ct(&ct);
-                                let expected = h.join(
-                                    &ml_decapsulate(h.ml_kem, dk, ct_m),
-                                    &x_derive(h.classical, x_priv, ct_x).expect("derive"),
-                                );
-                                assert_bytes_eq!(secret, expected, "{} independent", h.name);
-                            }
-                            seen.push(ct);
-                        }
-                        seen
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().expect("worker panicked"))
-                .collect()
+        let ciphertexts = common::on_threads(THREADS, |thread| {
+            let enc = lib.encapsulator(&key, None);
+            let dec = lib.decapsulator(&key);
+            let mut seen = Vec::with_capacity(rounds);
+            for round in 0..rounds {
+                let (ct, secret) = enc.encapsulate(h);
+                assert_bytes_eq!(
+                    dec.decapsulate(h, &ct),
+                    secret,
+                    "{} thread {thread} round {round}",
+                    h.name
+                );
+                if round % 50 == 0 {
+                    // Now and then, the independent check too.
+                    let (ct_m, ct_x) = h.split_ct(&ct);
+                    let expected = h.join(
+                        &ml_decapsulate(h.ml_kem, dk, ct_m),
+                        &x_derive(h.classical, x_priv, ct_x).expect("derive"),
+                    );
+                    assert_bytes_eq!(secret, expected, "{} independent", h.name);
+                }
+                seen.push(ct);
+            }
+            seen
         });
         let all: HashSet<&Vec<u8>> = ciphertexts.iter().flatten().collect();
         assert_eq!(

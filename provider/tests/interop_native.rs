@@ -5,11 +5,7 @@
 
 mod common;
 
-use common::{hex_seed, openssl_35, ours, ours_with, scratch, SETS};
-
-fn read(dir: &std::path::Path, name: &str) -> Vec<u8> {
-    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use common::{hex_seed, openssl_35, ours, ours_with, read, scratch, SETS};
 
 #[test]
 fn same_seed_gives_byte_identical_keys() {

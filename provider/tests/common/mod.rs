@@ -1,6 +1,11 @@
 //! Shared helpers for the integration tests: the built module, the OpenSSL
-//! binaries of the test matrix, and running them.
+//! binaries of the test matrix, running them, scratch files, and (in
+//! [`evp`]) the in-process EVP wrappers.
+//!
+//! Every test binary includes this module and uses only some of it.
 #![allow(dead_code)]
+
+pub mod evp;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -238,6 +243,31 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
+}
+
+/// The contents of `dir/name`.
+pub fn read(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Writes `data` to `dir/name`.
+pub fn write(dir: &Path, name: &str, data: impl AsRef<[u8]>) {
+    std::fs::write(dir.join(name), data).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Runs `work(thread)` on `threads` threads at once and returns what each
+/// returned, in thread order; a panic in any of them fails the caller.
+pub fn on_threads<T: Send>(threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| scope.spawn(move || work(thread)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker panicked"))
+            .collect()
+    })
 }
 
 /// The three parameter sets' names.
