@@ -102,10 +102,8 @@ unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {
 
 unsafe extern "C" fn freectx(ctx: *mut c_void) {
     guard(c"encoder_freectx", || {
-        if !ctx.is_null() {
-            // SAFETY: from `newctx`; the core frees it once.
-            drop(unsafe { Box::from_raw(ctx.cast::<EncoderCtx>()) });
-        }
+        // SAFETY: from `newctx`; the core frees it once.
+        unsafe { crate::keymgmt::drop_boxed::<EncoderCtx>(ctx) };
         Ok(())
     })
 }

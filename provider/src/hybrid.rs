@@ -28,6 +28,7 @@ use crate::ffi::sys::{
 use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, StaticTable};
 use crate::key::{key_ref, KemKey, KeyData};
+use crate::keymgmt::{drop_boxed, free, has};
 use crate::provider::ProvCtx;
 
 const SELECT_PRIVATE: c_int = OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int;
@@ -279,6 +280,14 @@ impl KemKey for HybridKey {
         self.prov.instance()
     }
 
+    fn has_public(&self) -> bool {
+        HybridKey::has_public(self)
+    }
+
+    fn has_private(&self) -> bool {
+        HybridKey::has_private(self)
+    }
+
     fn require_public(&self) -> Result<()> {
         self.parts().map(drop)
     }
@@ -397,32 +406,6 @@ unsafe extern "C" fn new<const H: usize>(provctx: *mut c_void) -> *mut c_void {
         // SAFETY: the core passes our provctx.
         let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
         Ok(into_raw(HybridKey::empty(&HYBRIDS[H], prov)))
-    })
-}
-
-unsafe extern "C" fn free(key: *mut c_void) {
-    guard(c"hybrid_free", || {
-        if !key.is_null() {
-            // SAFETY: from `into_raw`; the core frees it once.
-            drop(unsafe { Box::from_raw(key.cast::<HybridKey>()) });
-        }
-        Ok(())
-    })
-}
-
-fn has_selection(key: &HybridKey, selection: c_int) -> bool {
-    match selection & SELECT_KEYPAIR {
-        0 => true,
-        SELECT_PUBLIC => key.has_public(),
-        _ => key.has_private(),
-    }
-}
-
-unsafe extern "C" fn has(key: *const c_void, selection: c_int) -> c_int {
-    guard(c"hybrid_has", || {
-        // SAFETY: the core passes one of our keys.
-        let key = unsafe { key_ref::<HybridKey>(key)? };
-        Ok(c_bool(has_selection(key, selection)))
     })
 }
 
@@ -709,10 +692,8 @@ unsafe extern "C" fn generate(
 
 unsafe extern "C" fn gen_cleanup(ctx: *mut c_void) {
     guard(c"hybrid_gen_cleanup", || {
-        if !ctx.is_null() {
-            // SAFETY: from `gen_init`; the core frees it once.
-            drop(unsafe { Box::from_raw(ctx.cast::<GenCtx>()) });
-        }
+        // SAFETY: from `gen_init`; the core frees it once.
+        unsafe { drop_boxed::<GenCtx>(ctx) };
         Ok(())
     })
 }
@@ -721,12 +702,12 @@ macro_rules! hybrid_keymgmt {
     ($h:literal) => {
         dispatch_table![
             OSSL_FUNC_KEYMGMT_NEW => OSSL_FUNC_keymgmt_new_fn = new::<$h>,
-            OSSL_FUNC_KEYMGMT_FREE => OSSL_FUNC_keymgmt_free_fn = free,
+            OSSL_FUNC_KEYMGMT_FREE => OSSL_FUNC_keymgmt_free_fn = free::<HybridKey>,
             OSSL_FUNC_KEYMGMT_GET_PARAMS => OSSL_FUNC_keymgmt_get_params_fn = get_params,
             OSSL_FUNC_KEYMGMT_GETTABLE_PARAMS => OSSL_FUNC_keymgmt_gettable_params_fn = gettable_params,
             OSSL_FUNC_KEYMGMT_SET_PARAMS => OSSL_FUNC_keymgmt_set_params_fn = set_params,
             OSSL_FUNC_KEYMGMT_SETTABLE_PARAMS => OSSL_FUNC_keymgmt_settable_params_fn = settable_params,
-            OSSL_FUNC_KEYMGMT_HAS => OSSL_FUNC_keymgmt_has_fn = has,
+            OSSL_FUNC_KEYMGMT_HAS => OSSL_FUNC_keymgmt_has_fn = has::<HybridKey>,
             OSSL_FUNC_KEYMGMT_MATCH => OSSL_FUNC_keymgmt_match_fn = match_keys,
             OSSL_FUNC_KEYMGMT_GEN_INIT => OSSL_FUNC_keymgmt_gen_init_fn = gen_init::<$h>,
             OSSL_FUNC_KEYMGMT_GEN_SET_PARAMS => OSSL_FUNC_keymgmt_gen_set_params_fn = gen_set_params,

@@ -104,10 +104,8 @@ unsafe extern "C" fn newctx<K: KemKey>(provctx: *mut c_void) -> *mut c_void {
 
 unsafe extern "C" fn freectx<K: KemKey>(ctx: *mut c_void) {
     guard(c"kem_freectx", || {
-        if !ctx.is_null() {
-            // SAFETY: from `newctx`/`dupctx`; the core frees it once.
-            drop(unsafe { Box::from_raw(ctx.cast::<KemCtx<K>>()) });
-        }
+        // SAFETY: from `newctx`/`dupctx`; the core frees it once.
+        unsafe { crate::keymgmt::drop_boxed::<KemCtx<K>>(ctx) };
         Ok(())
     })
 }

@@ -147,6 +147,10 @@ pub(crate) fn from_public<P: ParameterSet>(ek: &[u8]) -> Result<Box<dyn KeyData>
 pub(crate) trait KemKey: Sized + Send + Sync + 'static {
     /// The provider instance that made the key.
     fn instance(&self) -> Instance;
+    /// Whether the public part is present.
+    fn has_public(&self) -> bool;
+    /// Whether the private part is present.
+    fn has_private(&self) -> bool;
     /// Fails unless the public part is present.
     fn require_public(&self) -> Result<()>;
     /// Fails unless the private part is present.
@@ -189,6 +193,14 @@ pub(crate) unsafe fn key_ref<'a, K: KemKey>(ptr: *const core::ffi::c_void) -> Re
 impl KemKey for MlKemKey {
     fn instance(&self) -> Instance {
         self.instance
+    }
+
+    fn has_public(&self) -> bool {
+        MlKemKey::has_public(self)
+    }
+
+    fn has_private(&self) -> bool {
+        MlKemKey::has_private(self)
     }
 
     fn require_public(&self) -> Result<()> {

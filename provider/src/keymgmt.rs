@@ -20,7 +20,7 @@ use crate::ffi::sys::{
 };
 use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, StaticTable};
-use crate::key::MlKemKey;
+use crate::key::{KemKey, MlKemKey};
 use crate::provider::ProvCtx;
 
 const SELECT_PRIVATE: c_int = OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int;
@@ -64,18 +64,30 @@ unsafe extern "C" fn new<const ALG: usize>(provctx: *mut c_void) -> *mut c_void 
     })
 }
 
-unsafe extern "C" fn free(key: *mut c_void) {
+/// Frees a boxed object the core hands back (a key or a context made by
+/// this provider with `Box::into_raw`); NULL is ignored.
+///
+/// # Safety
+/// `ptr` is NULL or a `Box<T>` turned into a raw pointer by this provider,
+/// not used again.
+pub(crate) unsafe fn drop_boxed<T>(ptr: *mut c_void) {
+    if !ptr.is_null() {
+        // SAFETY: the caller's contract.
+        drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
+    }
+}
+
+/// `free` for any key type.
+pub(crate) unsafe extern "C" fn free<K: KemKey>(key: *mut c_void) {
     guard(c"keymgmt_free", || {
-        if !key.is_null() {
-            // SAFETY: `key` came from `into_raw` and the core frees it once.
-            drop(unsafe { Box::from_raw(key.cast::<MlKemKey>()) });
-        }
+        // SAFETY: the core frees each of our keys once.
+        unsafe { drop_boxed::<K>(key) };
         Ok(())
     })
 }
 
 /// `has`: whether the key holds what `selection` names.
-fn has_selection(key: &MlKemKey, selection: c_int) -> bool {
+fn has_selection(key: &impl KemKey, selection: c_int) -> bool {
     match selection & SELECT_KEYPAIR {
         0 => true,
         SELECT_PUBLIC => key.has_public(),
@@ -83,10 +95,11 @@ fn has_selection(key: &MlKemKey, selection: c_int) -> bool {
     }
 }
 
-unsafe extern "C" fn has(key: *const c_void, selection: c_int) -> c_int {
+/// `has` for any key type.
+pub(crate) unsafe extern "C" fn has<K: KemKey>(key: *const c_void, selection: c_int) -> c_int {
     guard(c"keymgmt_has", || {
         // SAFETY: the core passes one of our keys (or NULL).
-        let key = unsafe { key_ref(key)? };
+        let key = unsafe { crate::key::key_ref::<K>(key)? };
         Ok(c_bool(has_selection(key, selection)))
     })
 }
@@ -549,10 +562,8 @@ unsafe extern "C" fn generate(
 
 unsafe extern "C" fn gen_cleanup(ctx: *mut c_void) {
     guard(c"keymgmt_gen_cleanup", || {
-        if !ctx.is_null() {
-            // SAFETY: `ctx` came from `gen_init`; the core frees it once.
-            drop(unsafe { Box::from_raw(ctx.cast::<GenCtx>()) });
-        }
+        // SAFETY: from `gen_init`; the core frees it once.
+        unsafe { drop_boxed::<GenCtx>(ctx) };
         Ok(())
     })
 }
@@ -561,12 +572,12 @@ macro_rules! keymgmt_functions {
     ($alg:literal) => {
         dispatch_table![
             OSSL_FUNC_KEYMGMT_NEW => OSSL_FUNC_keymgmt_new_fn = new::<$alg>,
-            OSSL_FUNC_KEYMGMT_FREE => OSSL_FUNC_keymgmt_free_fn = free,
+            OSSL_FUNC_KEYMGMT_FREE => OSSL_FUNC_keymgmt_free_fn = free::<MlKemKey>,
             OSSL_FUNC_KEYMGMT_GET_PARAMS => OSSL_FUNC_keymgmt_get_params_fn = get_params,
             OSSL_FUNC_KEYMGMT_GETTABLE_PARAMS => OSSL_FUNC_keymgmt_gettable_params_fn = gettable_params,
             OSSL_FUNC_KEYMGMT_SET_PARAMS => OSSL_FUNC_keymgmt_set_params_fn = set_params,
             OSSL_FUNC_KEYMGMT_SETTABLE_PARAMS => OSSL_FUNC_keymgmt_settable_params_fn = settable_params,
-            OSSL_FUNC_KEYMGMT_HAS => OSSL_FUNC_keymgmt_has_fn = has,
+            OSSL_FUNC_KEYMGMT_HAS => OSSL_FUNC_keymgmt_has_fn = has::<MlKemKey>,
             OSSL_FUNC_KEYMGMT_MATCH => OSSL_FUNC_keymgmt_match_fn = match_keys,
             OSSL_FUNC_KEYMGMT_VALIDATE => OSSL_FUNC_keymgmt_validate_fn = validate,
             OSSL_FUNC_KEYMGMT_GEN_INIT => OSSL_FUNC_keymgmt_gen_init_fn = gen_init::<$alg>,

@@ -25,7 +25,7 @@ use openssl_sys as ffi;
 
 use common::evp::{
     assert_bytes_eq, assert_bytes_ne, checked, clear_errors, cstring, message, reason_text,
-    take_errors, EVP_PKEY_CTX_new_from_pkey, Lib, MustFail, Pkey, PkeyCtx, LIFECYCLE,
+    EVP_PKEY_CTX_new_from_pkey, Lib, MustFail, Pkey, PkeyCtx, LIFECYCLE,
 };
 
 // ------------------------------------------------------------------ contexts
@@ -781,51 +781,8 @@ fn one_key_shared_by_eight_threads() {
     );
 }
 
-// ------------------------------------------------------------------ 6. load / unload
-
-#[test]
-fn provider_load_unload_cycles() {
-    for cycle in 0..200 {
-        let lib = Lib::new();
-        let set = &SETS[cycle % 3];
-        let key = lib.keygen(set.name, None);
-        assert_eq!(key.public().len(), set.ek_len, "cycle {cycle}");
-        if cycle % 20 == 0 {
-            let (ct, secret) = lib.encapsulator(&key, None).encapsulate(set.ct_len);
-            assert_bytes_eq!(
-                lib.decapsulator(&key).decapsulate(&ct),
-                secret,
-                "cycle {cycle}"
-            );
-        }
-    }
-}
-
-#[test]
-fn reload_in_one_library_context() {
-    let lib = Lib::new();
-    for cycle in 0..50 {
-        // A second activation of the same provider, then its release.
-        let exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: a live context and a NUL-terminated name.
-        let extra = unsafe { ffi::OSSL_PROVIDER_load(lib.ctx, c"mlkem".as_ptr()) };
-        drop(exclusive);
-        assert!(!extra.is_null(), "cycle {cycle}: {}", take_errors());
-        let key = lib.keygen(ML_KEM_768.name, None);
-        {
-            let _exclusive = LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
-            // SAFETY: the reference loaded above, released once.
-            assert_eq!(unsafe { ffi::OSSL_PROVIDER_unload(extra) }, 1);
-        }
-        // The key outlives the extra activation.
-        let (ct, secret) = lib.encapsulator(&key, None).encapsulate(1088);
-        assert_bytes_eq!(
-            lib.decapsulator(&key).decapsulate(&ct),
-            secret,
-            "cycle {cycle}"
-        );
-    }
-}
+// Load / unload cycles live in tests/load_cycles.rs, in a process of their
+// own (see there why).
 
 /// Errors go through the instance whose object failed: with two library
 /// contexts, an error from the first carries the first instance's library
