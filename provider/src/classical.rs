@@ -12,7 +12,7 @@ use core::ptr;
 
 use zeroize::Zeroizing;
 
-use crate::error::{ProviderError, Reason, Result};
+use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::libcrypto::{self, LibCrypto};
 use crate::ffi::names;
 use crate::ffi::params::ParamList;
@@ -234,16 +234,7 @@ impl ClassicalKey {
         curve: &'static Curve,
         public: &[u8],
     ) -> Result<Self> {
-        if public.len() != curve.public_len {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} public key must be {} bytes, got {}",
-                    curve.name,
-                    curve.public_len,
-                    public.len()
-                )),
-            );
-        }
+        check_length(curve.name, "public key", public.len(), curve.public_len)?;
         // TLS (RFC 8446, section 4.2.8.2) and the hybrid draft allow only
         // the uncompressed form; OpenSSL would also take the "hybrid"
         // 0x06/0x07 form of the same point.
@@ -277,16 +268,7 @@ impl ClassicalKey {
         private: &[u8],
         public: Option<&[u8]>,
     ) -> Result<Self> {
-        if private.len() != curve.private_len {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} private key must be {} bytes, got {}",
-                    curve.name,
-                    curve.private_len,
-                    private.len()
-                )),
-            );
-        }
+        check_length(curve.name, "private key", private.len(), curve.private_len)?;
         // OpenSSL's BIGNUM parameters are native-endian unsigned integers.
         let mut scalar = Zeroizing::new(private.to_vec());
         if cfg!(target_endian = "little") {

@@ -145,5 +145,19 @@ impl From<kem_core::Error> for ProviderError {
     }
 }
 
+/// Fails with [`Reason::InvalidLength`] and the detail
+/// "`{owner} {what}` must be `{expected}` bytes, got `{actual}`" unless the
+/// lengths agree.
+pub fn check_length(owner: &str, what: &str, actual: usize, expected: usize) -> Result<()> {
+    if actual == expected {
+        return Ok(());
+    }
+    Err(
+        ProviderError::new(Reason::InvalidLength).with_detail(format!(
+            "{owner} {what} must be {expected} bytes, got {actual}"
+        )),
+    )
+}
+
 /// The provider's result type.
 pub type Result<T> = core::result::Result<T, ProviderError>;

@@ -15,7 +15,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::algorithms::{Algorithm, TlsGroup, ML_KEM};
 use crate::classical::{ClassicalKey, Curve, P256, P384, X25519};
-use crate::error::{ProviderError, Reason, Result};
+use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::names;
 use crate::ffi::params::{
@@ -193,16 +193,12 @@ impl HybridKey {
 
     /// Parses the concatenated public key.
     fn from_public(prov: &'static ProvCtx, hybrid: &'static Hybrid, public: &[u8]) -> Result<Self> {
-        if public.len() != hybrid.public_len() {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} public key must be {} bytes, got {}",
-                    hybrid.name.to_string_lossy(),
-                    hybrid.public_len(),
-                    public.len()
-                )),
-            );
-        }
+        check_length(
+            &hybrid.name.to_string_lossy(),
+            "public key",
+            public.len(),
+            hybrid.public_len(),
+        )?;
         let (ek, x) = hybrid.split(public, hybrid.ml_kem().layout.ek_len);
         let ml_kem = (hybrid.ml_kem().from_public)(ek)?;
         let classical = ClassicalKey::from_public(prov, hybrid.curve, x)?;
@@ -221,16 +217,12 @@ impl HybridKey {
         private: &[u8],
         public: Option<&[u8]>,
     ) -> Result<Self> {
-        if private.len() != hybrid.private_len() {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} private key must be {} bytes, got {}",
-                    hybrid.name.to_string_lossy(),
-                    hybrid.private_len(),
-                    private.len()
-                )),
-            );
-        }
+        check_length(
+            &hybrid.name.to_string_lossy(),
+            "private key",
+            private.len(),
+            hybrid.private_len(),
+        )?;
         let (dk, x_private) = hybrid.split(private, hybrid.ml_kem().layout.dk_len);
         let ml_kem = (hybrid.ml_kem().from_private)(dk)?;
         let x_public = match public {

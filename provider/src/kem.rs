@@ -6,7 +6,7 @@ use core::ffi::{c_int, c_void};
 use kem_core::MESSAGE_LEN;
 use zeroize::Zeroizing;
 
-use crate::error::{ProviderError, Reason, Result};
+use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::guard::{guard, non_null, SUCCESS};
 use crate::ffi::names;
 use crate::ffi::params::{describe_octets, Params, END};
@@ -274,15 +274,7 @@ unsafe extern "C" fn decapsulate<K: KemKey>(
             unsafe { claim(secret_len, ss_len, "shared-secret")? };
         }
         non_null(ct, "ciphertext")?;
-        if ct_len != key.ciphertext_len() {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} ciphertext must be {} bytes, got {ct_len}",
-                    key.name(),
-                    key.ciphertext_len()
-                )),
-            );
-        }
+        check_length(key.name(), "ciphertext", ct_len, key.ciphertext_len())?;
         // SAFETY: `ct` holds `ct_len` readable bytes; `secret` `ss_len`
         // writable ones.
         let (ct, k) = unsafe {

@@ -8,7 +8,7 @@ use kem_core::SEED_LEN;
 use zeroize::Zeroizing;
 
 use crate::algorithms::{Algorithm, ML_KEM};
-use crate::error::{ProviderError, Reason, Result};
+use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::names;
 use crate::ffi::params::{
@@ -207,16 +207,12 @@ unsafe extern "C" fn set_params(key: *mut c_void, params: *const OSSL_PARAM) -> 
             return SUCCESS;
         };
         let ek = p.octets()?;
-        if ek.len() != key.alg.layout.ek_len {
-            return Err(
-                ProviderError::new(Reason::InvalidLength).with_detail(format!(
-                    "{} public key must be {} bytes, got {}",
-                    key.alg.layout.name,
-                    key.alg.layout.ek_len,
-                    ek.len()
-                )),
-            );
-        }
+        check_length(
+            key.alg.layout.name,
+            "public key",
+            ek.len(),
+            key.alg.layout.ek_len,
+        )?;
         if key.has_public() {
             return Err(ProviderError::new(Reason::KeyImmutable)
                 .with_detail("ML-KEM keys cannot be mutated"));
@@ -240,28 +236,16 @@ pub(crate) fn key_from_parts(
     ek: Option<&[u8]>,
 ) -> Result<MlKemKey> {
     let layout = &alg.layout;
-    let length_error = |what: &str, want: usize, got: usize| {
-        ProviderError::new(Reason::InvalidLength).with_detail(format!(
-            "{} {what} must be {want} bytes, got {got}",
-            layout.name
-        ))
-    };
     let seed = seed.filter(|s| !s.is_empty());
     let dk = dk.filter(|d| !d.is_empty());
     let ek = ek.filter(|e| !e.is_empty());
-    if let Some(seed) = seed {
-        if seed.len() != SEED_LEN {
-            return Err(length_error("seed", SEED_LEN, seed.len()));
-        }
-    }
-    if let Some(dk) = dk {
-        if dk.len() != layout.dk_len {
-            return Err(length_error("private key", layout.dk_len, dk.len()));
-        }
-    }
-    if let Some(ek) = ek {
-        if ek.len() != layout.ek_len {
-            return Err(length_error("public key", layout.ek_len, ek.len()));
+    for (what, given, expected) in [
+        ("seed", seed, SEED_LEN),
+        ("private key", dk, layout.dk_len),
+        ("public key", ek, layout.ek_len),
+    ] {
+        if let Some(bytes) = given {
+            check_length(layout.name, what, bytes.len(), expected)?;
         }
     }
     if let (Some(ek), Some(dk)) = (ek, dk) {
