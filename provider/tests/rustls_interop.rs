@@ -14,7 +14,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -41,15 +41,11 @@ const X25519MLKEM768_CODE: u16 = 0x11EC;
 /// What the rustls server answers.
 const REPLY: &str = "hello from rustls\n";
 
-fn example_config() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../openssl.cnf.example")
-}
-
 /// The system `openssl` with our provider loaded through
 /// openssl.cnf.example, running in `dir`.
 fn openssl_with_provider(dir: &Path) -> Command {
     let mut cmd = system().command(dir);
-    cmd.env("OPENSSL_CONF", example_config())
+    cmd.env("OPENSSL_CONF", common::example_config())
         .env("OPENSSL_MODULES", common::module_dir());
     cmd
 }
@@ -60,36 +56,6 @@ fn provider() -> Arc<CryptoProvider> {
         kx_groups: vec![X25519MLKEM768],
         ..aws_lc_rs::default_provider()
     })
-}
-
-/// A self-signed P-256 certificate for `localhost` (CN and subjectAltName),
-/// as `server.crt` / `server.key` in `dir`.
-fn certificate(dir: &Path) {
-    let out = system().run(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.crt",
-            "-subj",
-            "/CN=localhost",
-            "-addext",
-            "subjectAltName=DNS:localhost",
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-            "-days",
-            "1",
-        ],
-    );
-    common::assert_success(&out, "certificate");
 }
 
 fn load_cert(dir: &Path) -> CertificateDer<'static> {
@@ -312,7 +278,7 @@ fn rustls_error(e: &std::io::Error) -> Option<&rustls::Error> {
 #[test]
 fn rustls_client_to_openssl_server() {
     let dir = scratch("rustls-client");
-    certificate(&dir);
+    common::certificate(&dir);
     let port = free_port();
     let _server = start_openssl_server(&dir, port, "X25519MLKEM768");
 
@@ -361,7 +327,7 @@ fn rustls_client_to_openssl_server() {
 #[test]
 fn openssl_client_to_rustls_server() {
     let dir = scratch("rustls-server");
-    certificate(&dir);
+    common::certificate(&dir);
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let server = rustls_server(listener, server_config(&dir));
@@ -408,7 +374,7 @@ fn openssl_client_to_rustls_server() {
 #[test]
 fn mismatched_groups_fail_cleanly() {
     let dir = scratch("rustls-mismatch");
-    certificate(&dir);
+    common::certificate(&dir);
     let port = free_port();
     // Pure ML-KEM-768, which the rustls client does not offer.
     let _server = start_openssl_server(&dir, port, "MLKEM768");

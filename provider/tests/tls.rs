@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
@@ -21,14 +21,10 @@ enum Side {
     Native,
 }
 
-fn example_config() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../openssl.cnf.example")
-}
-
 fn configure(cmd: &mut Command, side: Side) {
     match side {
         Side::Ours => {
-            cmd.env("OPENSSL_CONF", example_config())
+            cmd.env("OPENSSL_CONF", common::example_config())
                 .env("OPENSSL_MODULES", common::module_dir());
         }
         Side::Native => {
@@ -42,31 +38,6 @@ static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
 fn port() -> u16 {
     let base = 20000 + (std::process::id() % 20000) as u16;
     base + NEXT_PORT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// A self-signed P-256 certificate and key in `dir`.
-fn certificate(dir: &Path) {
-    let out = system().run(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.crt",
-            "-subj",
-            "/CN=localhost",
-            "-days",
-            "1",
-        ],
-    );
-    common::assert_success(&out, "certificate");
 }
 
 struct Server(Child);
@@ -169,7 +140,7 @@ fn handshake(server: (&OpenSsl, Side), client_side: (&OpenSsl, Side), group: &st
         "tls-{group}-{}-{:?}-{}-{:?}",
         server.0.series, server.1, client_side.0.series, client_side.1
     ));
-    certificate(&dir);
+    common::certificate(&dir);
     let port = port();
     let _server = start_server(server.0, server.1, &dir, port, group);
     let (ok, text) = client(client_side.0, client_side.1, &dir, port, group);
@@ -194,7 +165,7 @@ fn pure_ml_kem_groups_on_the_system_openssl() {
 fn a_group_mismatch_fails_cleanly() {
     let ssl = system();
     let dir = scratch("tls-mismatch");
-    certificate(&dir);
+    common::certificate(&dir);
     let port = port();
     let _server = start_server(&ssl, Side::Ours, &dir, port, "MLKEM768");
     let (ok, text) = client(&ssl, Side::Ours, &dir, port, "MLKEM512");
@@ -276,7 +247,7 @@ fn hello_retry_request_to_the_hybrid() {
             "tls-hrr-{}-{:?}-{}-{:?}",
             server.0.series, server.1, client_side.0.series, client_side.1
         ));
-        certificate(&dir);
+        common::certificate(&dir);
         let port = port();
         let _server = start_server(&server.0, server.1, &dir, port, "X25519MLKEM768");
         let (ok, text) = client_with(

@@ -279,3 +279,39 @@ pub fn hex_seed(fill: u8) -> String {
         .map(|i| format!("{:02x}", i.wrapping_mul(7).wrapping_add(fill)))
         .collect()
 }
+
+/// The repository's `openssl.cnf.example`.
+pub fn example_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../openssl.cnf.example")
+}
+
+/// A self-signed P-256 server certificate for `localhost` (CN and
+/// subjectAltName, not a CA, as rustls requires), as `server.crt` /
+/// `server.key` in `dir`.
+pub fn certificate(dir: &Path) {
+    let out = system().run(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.crt",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+            "-days",
+            "1",
+        ],
+    );
+    assert_success(&out, "certificate");
+}
