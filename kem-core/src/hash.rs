@@ -16,6 +16,8 @@
 
 use zeroize::Zeroize;
 
+use crate::profile_hooks::{count, Primitive};
+
 /// Rate of SHAKE128 in bytes: one Keccak-f[1600] call squeezes this much.
 pub(crate) const SHAKE128_RATE: usize = 168;
 /// Rate of SHAKE256 in bytes.
@@ -121,6 +123,7 @@ pub(crate) fn read_lanes(state: &[u64; 25], out: &mut [u8]) {
 
 /// G(a ‖ b) = SHA3-512, split into two 32-byte halves.
 pub(crate) fn g<F: Permutation>(a: &[u8], b: &[u8]) -> ([u8; 32], [u8; 32]) {
+    count(Primitive::G, 1);
     let mut out = [0u8; 64];
     Sponge::<SHA3_512_RATE, F>::absorb(&[a, b], SHA3_DOMAIN).squeeze(&mut out);
     let mut first = [0u8; 32];
@@ -133,6 +136,7 @@ pub(crate) fn g<F: Permutation>(a: &[u8], b: &[u8]) -> ([u8; 32], [u8; 32]) {
 
 /// H(s) = SHA3-256.
 pub(crate) fn h<F: Permutation>(s: &[u8]) -> [u8; 32] {
+    count(Primitive::H, 1);
     let mut out = [0u8; 32];
     Sponge::<SHA3_256_RATE, F>::absorb(&[s], SHA3_DOMAIN).squeeze(&mut out);
     out
@@ -140,6 +144,7 @@ pub(crate) fn h<F: Permutation>(s: &[u8]) -> [u8; 32] {
 
 /// J(a ‖ b) = SHAKE256(a ‖ b, 8·32).
 pub(crate) fn j<F: Permutation>(a: &[u8], b: &[u8]) -> [u8; 32] {
+    count(Primitive::J, 1);
     let mut out = [0u8; 32];
     Sponge::<SHAKE256_RATE, F>::absorb(&[a, b], SHAKE_DOMAIN).squeeze(&mut out);
     out
@@ -147,12 +152,14 @@ pub(crate) fn j<F: Permutation>(a: &[u8], b: &[u8]) -> [u8; 32] {
 
 /// PRF_eta(s, b) = SHAKE256(s ‖ b, 8·64·eta), written to `out` (64·eta bytes).
 pub(crate) fn prf<F: Permutation>(s: &[u8; 32], b: u8, out: &mut [u8]) {
+    count(Primitive::Prf, 1);
     Sponge::<SHAKE256_RATE, F>::absorb(&[s, &[b]], SHAKE_DOMAIN).squeeze(out);
 }
 
 /// XOF(ρ, i, j): SHAKE128 absorbing ρ ‖ i ‖ j (FIPS 203 Algorithm 7 input),
 /// ready to be squeezed block by block.
 pub(crate) fn xof<F: Permutation>(rho: &[u8; 32], i: u8, j: u8) -> Sponge<SHAKE128_RATE, F> {
+    count(Primitive::Xof, 1);
     Sponge::absorb(&[rho, &[i, j]], SHAKE_DOMAIN)
 }
 

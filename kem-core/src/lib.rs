@@ -50,6 +50,9 @@ mod ntt;
 mod params;
 mod pke;
 mod poly;
+mod profile_hooks;
+#[cfg(feature = "profiling")]
+pub mod profiling;
 mod sample;
 
 pub use backend::{active_backend, available_backends, set_backend, with_backend, BackendKind};

@@ -124,6 +124,7 @@ mod with_avx2 {
     /// Polynomials with PRF nonces `nonce..nonce + out.len()` (2 to 4).
     #[target_feature(enable = "avx2")]
     fn sample_noise_x4<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+        crate::profile_hooks::count(crate::profile_hooks::Primitive::Prf, out.len() as u64);
         let inputs: [[u8; 33]; 4] = core::array::from_fn(|lane| {
             let mut input = [0u8; 33];
             input[..32].copy_from_slice(seed);

@@ -14,6 +14,7 @@ use crate::backend::keccak_x4::permute_states;
 use crate::backend::rej_avx2;
 use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
+use crate::profile_hooks::{count, Primitive};
 
 const SHA3_256_RATE: usize = 136;
 const SHA3_DOMAIN: u8 = 0x06;
@@ -91,6 +92,10 @@ pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
 #[target_feature(enable = "avx2")]
 fn run(ek: Option<&[u8]>, rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
     let entries = k * k;
+    count(Primitive::Xof, entries as u64);
+    if ek.is_some() {
+        count(Primitive::H, 1);
+    }
     let mut states = [[0u64; 25]; 4];
     let mut jobs = [Job::Idle; 4];
     let mut next_entry = 0;

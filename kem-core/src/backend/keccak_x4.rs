@@ -207,6 +207,14 @@ macro_rules! accumulate_parity {
 /// Keccak-f[1600] (24 rounds) on each of the four interleaved states.
 #[target_feature(enable = "avx2")]
 fn keccak_f1600_x4(state: &mut [__m256i; 25]) {
+    let start = crate::profile_hooks::permutation_start();
+    keccak_f1600_x4_dispatch(state);
+    crate::profile_hooks::permutation_end(start, true);
+}
+
+/// The four-way permutation on the active backend's instructions.
+#[target_feature(enable = "avx2")]
+fn keccak_f1600_x4_dispatch(state: &mut [__m256i; 25]) {
     if use_avx512vl() {
         // SAFETY: the AVX-512 backend is active only on CPUs with AVX-512F
         // and AVX-512VL (`BackendKind::is_available`, checked whenever a

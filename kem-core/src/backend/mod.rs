@@ -118,7 +118,9 @@ pub(crate) trait Backend: Sized + 'static {
 impl<B: Backend> crate::hash::Permutation for B {
     #[inline(always)]
     fn keccak_f1600(state: &mut [u64; 25]) {
+        let start = crate::profile_hooks::permutation_start();
         B::keccak_f1600(state);
+        crate::profile_hooks::permutation_end(start, false);
     }
 }
 

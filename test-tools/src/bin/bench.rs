@@ -17,34 +17,18 @@
 //! fixed: keygen from a fixed seed d ‖ z, encaps with a fixed m.
 
 use std::fmt::Write as _;
-use std::hint::black_box;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kem_core::{
-    with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512,
-    MlKem768, ParameterSet,
+use kem_core::{with_backend, MlKem1024, MlKem512, MlKem768, ParameterSet};
+use test_tools::cycles::{self, Config, Measurement, Operation};
+use test_tools::kem_core_ops::{
+    check_kem_core, kem_core_backends, kem_core_benches, kem_core_label, KemCoreAnswer,
 };
-use test_tools::cycles::{self, Bench, Config, Measurement, Operation};
+#[cfg(feature = "peers")]
+use test_tools::kem_core_ops::{D, M, Z};
 use test_tools::table::{Align, Table};
-
-/// Fixed key-generation seed d.
-const D: [u8; 32] = pattern(0x00);
-/// Fixed implicit-rejection seed z.
-const Z: [u8; 32] = pattern(0x40);
-/// Fixed encapsulation randomness m.
-const M: [u8; 32] = pattern(0x80);
-
-const fn pattern(start: u8) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    let mut i = 0;
-    while i < 32 {
-        out[i] = start.wrapping_add(i as u8);
-        i += 1;
-    }
-    out
-}
 
 /// Default timed runs per measurement.
 const DEFAULT_ITERATIONS: usize = 10_000;
@@ -220,132 +204,6 @@ impl SetReport {
         let reference = self.median(&self.reference, m.operation)?;
         (reference > 0).then(|| m.stats.median as f64 / reference as f64)
     }
-}
-
-/// The kem-core backends to measure: every one this CPU runs, the portable
-/// reference first (the reference for the ratio column).
-fn kem_core_backends() -> Vec<BackendKind> {
-    kem_core::available_backends()
-}
-
-fn kem_core_label(backend: BackendKind) -> String {
-    format!("kem-core/{}", backend.name())
-}
-
-/// Serialized outputs of kem-core for the fixed inputs, after checking that
-/// they are consistent: parsing round-trips, encaps from bytes and from the
-/// cached key agree, decaps (from bytes and cached) recovers the secret, and
-/// a modified ciphertext is implicitly rejected.
-struct KemCoreAnswer {
-    ek: Vec<u8>,
-    dk: Vec<u8>,
-    ct: Vec<u8>,
-    /// The shared secret, from encaps and (checked equal) from decaps.
-    ss: [u8; 32],
-}
-
-impl KemCoreAnswer {
-    fn same_bytes(&self, other: &Self) -> bool {
-        (&self.ek, &self.dk, &self.ct, self.ss) == (&other.ek, &other.dk, &other.ct, other.ss)
-    }
-}
-
-fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
-    let fail = |what: &str| Err(format!("kem-core {}: {what}", P::NAME));
-    let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
-    let ek = dk.encapsulation_key();
-    let ek_bytes = ek.as_bytes().to_vec();
-    let dk_bytes = dk.to_bytes().as_ref().to_vec();
-    if ek_bytes.len() != P::EK_LEN || dk_bytes.len() != P::DK_LEN {
-        return fail("wrong key lengths");
-    }
-    let parsed_ek = EncapsulationKey::<P>::from_bytes(&ek_bytes)
-        .map_err(|e| format!("kem-core {}: ek does not parse: {e}", P::NAME))?;
-    let parsed_dk = DecapsulationKey::<P>::from_bytes(&dk_bytes)
-        .map_err(|e| format!("kem-core {}: dk does not parse: {e}", P::NAME))?;
-    if parsed_ek != *ek || parsed_dk.to_bytes().as_ref() != dk_bytes.as_slice() {
-        return fail("keys do not round-trip through bytes");
-    }
-    let (ct, ss) = parsed_ek.encapsulate_deterministic(&M);
-    let (ct_cached, ss_cached) = ek.encapsulate_deterministic(&M);
-    if ct != ct_cached || ss != ss_cached {
-        return fail("encaps from bytes and from the cached key differ");
-    }
-    let ct_parsed = Ciphertext::<P>::from_bytes(ct.as_bytes())
-        .map_err(|e| format!("kem-core {}: ct does not parse: {e}", P::NAME))?;
-    let ss_decaps = parsed_dk.decapsulate(&ct_parsed);
-    if ss_decaps != ss || dk.decapsulate(&ct) != ss {
-        return fail("decaps does not recover the encapsulated secret");
-    }
-    let mut bad = ct.as_bytes().to_vec();
-    bad[0] ^= 1;
-    let bad = Ciphertext::<P>::from_bytes(&bad).map_err(|e| e.to_string())?;
-    if dk.decapsulate(&bad) == ss {
-        return fail("a modified ciphertext was not rejected");
-    }
-    Ok(KemCoreAnswer {
-        ek: ek_bytes,
-        dk: dk_bytes,
-        ct: ct.as_bytes().to_vec(),
-        ss: *ss.as_bytes(),
-    })
-}
-
-/// kem-core's five operations with the given backend, ready to be timed.
-fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'static>> {
-    // Each closure selects its backend for the calling thread (the benches of
-    // different backends run interleaved).
-    let on = move |f: &mut dyn FnMut()| with_backend(backend, f).expect("available backend");
-    let label = kem_core_label(backend);
-    let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
-    let ek = dk.encapsulation_key().clone();
-    let ek_bytes = ek.as_bytes().to_vec();
-    let dk_bytes = dk.to_bytes().as_ref().to_vec();
-    let (ct, _) = ek.encapsulate_deterministic(&M);
-    let ct_bytes = ct.as_bytes().to_vec();
-    let (d, z, m) = (D, Z, M);
-    vec![
-        Bench::new(&label, Operation::Keygen, move || {
-            let mut out = None;
-            on(&mut || {
-                out = Some(DecapsulationKey::<P>::from_seed_parts(
-                    black_box(&d),
-                    black_box(&z),
-                ))
-            });
-            out
-        }),
-        Bench::new(&label, Operation::Encaps, move || {
-            let mut out = None;
-            on(&mut || {
-                out = Some(
-                    EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes))
-                        .expect("valid ek")
-                        .encapsulate_deterministic(black_box(&m)),
-                )
-            });
-            out
-        }),
-        Bench::new(&label, Operation::Decaps, move || {
-            let mut out = None;
-            on(&mut || {
-                let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
-                let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
-                out = Some(dk.decapsulate(&ct));
-            });
-            out
-        }),
-        Bench::new(&label, Operation::EncapsCached, move || {
-            let mut out = None;
-            on(&mut || out = Some(black_box(&ek).encapsulate_deterministic(black_box(&m))));
-            out
-        }),
-        Bench::new(&label, Operation::DecapsCached, move || {
-            let mut out = None;
-            on(&mut || out = Some(black_box(&dk).decapsulate(black_box(&ct))));
-            out
-        }),
-    ]
 }
 
 /// Checks and measures every implementation on one parameter set.
@@ -836,12 +694,5 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
-    }
-
-    #[test]
-    fn kem_core_is_consistent() {
-        check_kem_core::<MlKem512>().unwrap();
-        check_kem_core::<MlKem768>().unwrap();
-        check_kem_core::<MlKem1024>().unwrap();
     }
 }

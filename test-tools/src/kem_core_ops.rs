@@ -1,0 +1,201 @@
+//! kem-core's operations as the benchmark tools time them: fixed inputs, a
+//! consistency check of every backend's outputs, and the five timed
+//! operations (keygen from a seed, encaps and decaps from serialized
+//! inputs, and encaps and decaps with cached expanded keys). `bench` and
+//! `report` share these so their numbers measure the same thing.
+
+use std::hint::black_box;
+
+use kem_core::{
+    with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, ParameterSet,
+};
+
+use crate::cycles::{Bench, Operation};
+
+/// Fixed key-generation seed d.
+pub const D: [u8; 32] = pattern(0x00);
+/// Fixed implicit-rejection seed z.
+pub const Z: [u8; 32] = pattern(0x40);
+/// Fixed encapsulation randomness m.
+pub const M: [u8; 32] = pattern(0x80);
+
+const fn pattern(start: u8) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        out[i] = start.wrapping_add(i as u8);
+        i += 1;
+    }
+    out
+}
+
+/// The kem-core backends to measure: every one this CPU runs, the portable
+/// reference first (the reference for the ratio column).
+pub fn kem_core_backends() -> Vec<BackendKind> {
+    kem_core::available_backends()
+}
+
+/// The implementation label of a backend in tables, e.g. `kem-core/avx2`.
+pub fn kem_core_label(backend: BackendKind) -> String {
+    format!("kem-core/{}", backend.name())
+}
+
+/// Serialized outputs of kem-core for the fixed inputs, after checking that
+/// they are consistent: parsing round-trips, encaps from bytes and from the
+/// cached key agree, decaps (from bytes and cached) recovers the secret, and
+/// a modified ciphertext is implicitly rejected.
+pub struct KemCoreAnswer {
+    /// The encapsulation key.
+    pub ek: Vec<u8>,
+    /// The (expanded) decapsulation key.
+    pub dk: Vec<u8>,
+    /// The ciphertext of encapsulating [`M`].
+    pub ct: Vec<u8>,
+    /// The shared secret, from encaps and (checked equal) from decaps.
+    pub ss: [u8; 32],
+}
+
+impl KemCoreAnswer {
+    /// Whether two answers have identical bytes.
+    pub fn same_bytes(&self, other: &Self) -> bool {
+        (&self.ek, &self.dk, &self.ct, self.ss) == (&other.ek, &other.dk, &other.ct, other.ss)
+    }
+}
+
+/// Runs kem-core on the fixed inputs with the calling thread's backend and
+/// checks the outputs (see [`KemCoreAnswer`]).
+pub fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
+    let fail = |what: &str| Err(format!("kem-core {}: {what}", P::NAME));
+    let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
+    let ek = dk.encapsulation_key();
+    let ek_bytes = ek.as_bytes().to_vec();
+    let dk_bytes = dk.to_bytes().as_ref().to_vec();
+    if ek_bytes.len() != P::EK_LEN || dk_bytes.len() != P::DK_LEN {
+        return fail("wrong key lengths");
+    }
+    let parsed_ek = EncapsulationKey::<P>::from_bytes(&ek_bytes)
+        .map_err(|e| format!("kem-core {}: ek does not parse: {e}", P::NAME))?;
+    let parsed_dk = DecapsulationKey::<P>::from_bytes(&dk_bytes)
+        .map_err(|e| format!("kem-core {}: dk does not parse: {e}", P::NAME))?;
+    if parsed_ek != *ek || parsed_dk.to_bytes().as_ref() != dk_bytes.as_slice() {
+        return fail("keys do not round-trip through bytes");
+    }
+    let (ct, ss) = parsed_ek.encapsulate_deterministic(&M);
+    let (ct_cached, ss_cached) = ek.encapsulate_deterministic(&M);
+    if ct != ct_cached || ss != ss_cached {
+        return fail("encaps from bytes and from the cached key differ");
+    }
+    let ct_parsed = Ciphertext::<P>::from_bytes(ct.as_bytes())
+        .map_err(|e| format!("kem-core {}: ct does not parse: {e}", P::NAME))?;
+    let ss_decaps = parsed_dk.decapsulate(&ct_parsed);
+    if ss_decaps != ss || dk.decapsulate(&ct) != ss {
+        return fail("decaps does not recover the encapsulated secret");
+    }
+    let mut bad = ct.as_bytes().to_vec();
+    bad[0] ^= 1;
+    let bad = Ciphertext::<P>::from_bytes(&bad).map_err(|e| e.to_string())?;
+    if dk.decapsulate(&bad) == ss {
+        return fail("a modified ciphertext was not rejected");
+    }
+    Ok(KemCoreAnswer {
+        ek: ek_bytes,
+        dk: dk_bytes,
+        ct: ct.as_bytes().to_vec(),
+        ss: *ss.as_bytes(),
+    })
+}
+
+/// kem-core's five operations with the given backend, ready to be timed.
+pub fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'static>> {
+    // Each closure selects its backend for the calling thread (the benches of
+    // different backends run interleaved).
+    let on = move |f: &mut dyn FnMut()| with_backend(backend, f).expect("available backend");
+    let label = kem_core_label(backend);
+    let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
+    let ek = dk.encapsulation_key().clone();
+    let ek_bytes = ek.as_bytes().to_vec();
+    let dk_bytes = dk.to_bytes().as_ref().to_vec();
+    let (ct, _) = ek.encapsulate_deterministic(&M);
+    let ct_bytes = ct.as_bytes().to_vec();
+    let (d, z, m) = (D, Z, M);
+    vec![
+        Bench::new(&label, Operation::Keygen, move || {
+            let mut out = None;
+            on(&mut || {
+                out = Some(DecapsulationKey::<P>::from_seed_parts(
+                    black_box(&d),
+                    black_box(&z),
+                ))
+            });
+            out
+        }),
+        Bench::new(&label, Operation::Encaps, move || {
+            let mut out = None;
+            on(&mut || {
+                out = Some(
+                    EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes))
+                        .expect("valid ek")
+                        .encapsulate_deterministic(black_box(&m)),
+                )
+            });
+            out
+        }),
+        Bench::new(&label, Operation::Decaps, move || {
+            let mut out = None;
+            on(&mut || {
+                let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
+                let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
+                out = Some(dk.decapsulate(&ct));
+            });
+            out
+        }),
+        Bench::new(&label, Operation::EncapsCached, move || {
+            let mut out = None;
+            on(&mut || out = Some(black_box(&ek).encapsulate_deterministic(black_box(&m))));
+            out
+        }),
+        Bench::new(&label, Operation::DecapsCached, move || {
+            let mut out = None;
+            on(&mut || out = Some(black_box(&dk).decapsulate(black_box(&ct))));
+            out
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kem_core::{MlKem1024, MlKem512, MlKem768};
+
+    #[test]
+    fn kem_core_is_consistent() {
+        for backend in kem_core_backends() {
+            let answers = [
+                with_backend(backend, check_kem_core::<MlKem512>)
+                    .unwrap()
+                    .unwrap(),
+                with_backend(backend, check_kem_core::<MlKem768>)
+                    .unwrap()
+                    .unwrap(),
+                with_backend(backend, check_kem_core::<MlKem1024>)
+                    .unwrap()
+                    .unwrap(),
+            ];
+            let lengths = answers.map(|a| (a.ek.len(), a.dk.len(), a.ct.len()));
+            assert_eq!(
+                lengths,
+                [(800, 1632, 768), (1184, 2400, 1088), (1568, 3168, 1568)]
+            );
+        }
+    }
+
+    #[test]
+    fn five_benches_per_backend() {
+        let benches = kem_core_benches::<MlKem512>(BackendKind::Portable);
+        let operations: Vec<Operation> = benches.iter().map(|b| b.operation).collect();
+        assert_eq!(operations, Operation::ALL);
+        assert!(benches
+            .iter()
+            .all(|b| b.implementation == "kem-core/portable"));
+    }
+}
