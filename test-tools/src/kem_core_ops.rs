@@ -44,6 +44,7 @@ pub fn kem_core_label(backend: BackendKind) -> String {
 /// they are consistent: parsing round-trips, encaps from bytes and from the
 /// cached key agree, decaps (from bytes and cached) recovers the secret, and
 /// a modified ciphertext is implicitly rejected.
+#[derive(Clone, Debug)]
 pub struct KemCoreAnswer {
     /// The encapsulation key.
     pub ek: Vec<u8>,

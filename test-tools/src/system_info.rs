@@ -1,0 +1,186 @@
+//! Facts about the machine a measurement ran on, read from `/proc`, `/sys`
+//! and a few `--version` outputs, for reports and evidence records. Every
+//! fact is optional: what cannot be read is reported as missing, never
+//! guessed.
+
+use std::fs;
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// One machine fact: a label and its value, or `None` when unreadable.
+pub type Fact = (&'static str, Option<String>);
+
+/// The assessment environment: CPU, clocks, memory, OS and toolchain.
+pub fn facts() -> Vec<Fact> {
+    vec![
+        ("CPU model", cpu_model()),
+        ("logical CPUs online", logical_cpus()),
+        ("CPU flags used by kem-core", cpu_flags()),
+        ("scaling governor (cpu0)", read_trimmed(CPUFREQ_GOVERNOR)),
+        ("current clock (cpu0)", read_khz(CPUFREQ_CUR)),
+        ("maximum clock (cpu0)", read_khz(CPUFREQ_MAX)),
+        ("memory", memory_total()),
+        ("operating system", os_name()),
+        ("kernel", read_trimmed("/proc/sys/kernel/osrelease")),
+        ("rustc (building these tools)", rustc_version()),
+        ("C compiler", first_line_of(&["cc", "--version"])),
+    ]
+}
+
+const CPUFREQ_GOVERNOR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+const CPUFREQ_CUR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq";
+const CPUFREQ_MAX: &str = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
+
+/// The `model name` of the first CPU in `/proc/cpuinfo`.
+pub fn cpu_model() -> Option<String> {
+    cpuinfo_field("model name")
+}
+
+fn cpuinfo_field(name: &str) -> Option<String> {
+    let text = fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().to_owned())
+    })
+}
+
+fn logical_cpus() -> Option<String> {
+    std::thread::available_parallelism()
+        .ok()
+        .map(|n| n.to_string())
+}
+
+/// The SIMD flags that matter to kem-core's backends, as the CPU reports
+/// them.
+fn cpu_flags() -> Option<String> {
+    let flags = cpuinfo_field("flags")?;
+    let wanted = ["avx2", "bmi1", "bmi2", "avx512f", "avx512vl"];
+    let present: Vec<&str> = wanted
+        .into_iter()
+        .filter(|w| flags.split_whitespace().any(|f| f == *w))
+        .collect();
+    Some(if present.is_empty() {
+        "none of avx2/avx512".to_owned()
+    } else {
+        present.join(" ")
+    })
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+fn read_khz(path: &str) -> Option<String> {
+    let khz: f64 = read_trimmed(path)?.parse().ok()?;
+    Some(format!("{:.3} GHz", khz / 1e6))
+}
+
+fn memory_total() -> Option<String> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(format!("{:.1} GiB", kib / (1024.0 * 1024.0)))
+}
+
+fn os_name() -> Option<String> {
+    let text = fs::read_to_string("/etc/os-release").ok()?;
+    text.lines().find_map(|l| {
+        l.strip_prefix("PRETTY_NAME=")
+            .map(|v| v.trim_matches('"').to_owned())
+    })
+}
+
+/// The rustc that compiled test-tools (recorded by its build script).
+pub fn rustc_version() -> Option<String> {
+    option_env!("TEST_TOOLS_RUSTC_VERSION").map(str::to_owned)
+}
+
+/// The first line of a command's stdout, if it runs and succeeds.
+pub fn first_line_of(argv: &[&str]) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    let output = Command::new(program).args(args).output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+}
+
+/// `seconds` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+pub fn utc_timestamp(seconds: u64) -> String {
+    let days = (seconds / 86_400) as i64;
+    let rest = seconds % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The current time as [`utc_timestamp`].
+pub fn utc_now() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_timestamp(seconds)
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day)
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        // 2026-11-29 23:17:44 UTC.
+        assert_eq!(utc_timestamp(1_795_994_264), "2026-11-29T23:17:44Z");
+    }
+
+    #[test]
+    fn facts_on_linux() {
+        let facts = facts();
+        let get = |label: &str| facts.iter().find(|(l, _)| *l == label).unwrap().1.clone();
+        assert!(
+            get("logical CPUs online")
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+                >= 1
+        );
+        assert!(get("memory").unwrap().ends_with("GiB"));
+        assert!(get("kernel").is_some());
+        assert!(get("rustc (building these tools)")
+            .unwrap()
+            .starts_with("rustc "));
+    }
+}
