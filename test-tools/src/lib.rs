@@ -1,4 +1,5 @@
 //! Shared code of the test-tools binaries.
+pub mod comparison;
 pub mod csv_read;
 pub mod cycles;
 pub mod elf_segments;
@@ -7,6 +8,7 @@ pub mod nist_drbg;
 pub mod nist_kat;
 #[cfg(feature = "peers")]
 pub mod peers;
+pub mod speed_output;
 pub mod svg_chart;
 pub mod system_info;
 pub mod table;

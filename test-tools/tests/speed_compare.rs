@@ -1,0 +1,201 @@
+//! The `speed-compare` binary on the saved `openssl speed` outputs in
+//! `../shared/fixtures/openssl-speed` (`--parse`): its tables, CSV and JSON.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/openssl-speed")
+        .join(name);
+    assert!(
+        path.is_file(),
+        "missing speed fixture {}: the fixtures live in ../shared/fixtures/openssl-speed \
+         next to the workspace",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+fn speed_compare(args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_speed-compare"))
+        .args(args)
+        .output()
+        .expect("run speed-compare")
+}
+
+/// A fresh scratch directory for this test's output files.
+fn scratch(test: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("speed-compare-test-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+#[test]
+fn parse_native_against_oqsprovider() {
+    let dir = scratch("native-oqs");
+    let (csv, json) = (dir.join("out.csv"), dir.join("out.json"));
+    let out = speed_compare(&[
+        "--parse".into(),
+        format!("native={}", fixture("default-ossl-3.5.4.txt")),
+        format!("oqsprovider={}", fixture("oqsprovider-0.10-ossl-3.4.1.txt")),
+        "--baseline".into(),
+        "native".into(),
+        "--csv".into(),
+        csv.display().to_string(),
+        "--json".into(),
+        json.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("(OpenSSL 3.5.4)"), "{stdout}");
+    assert!(stdout.contains("(OpenSSL 3.4.1)"), "{stdout}");
+
+    // The ML-KEM-768 table: keygen 55637.7 / 23944.5 = 2.32x.
+    let table = stdout
+        .split("\n\n")
+        .skip_while(|block| !block.starts_with("ML-KEM-768\n"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert_eq!(
+        table,
+        "\
+ML-KEM-768
+operation  implementation  algorithm          s/op    ops/s  rounds  vs native
+---------  --------------  ----------  -----------  -------  ------  ---------
+keygen     native          ML-KEM-768  0.000041763  23944.5       1      1.00x
+keygen     oqsprovider     mlkem768    0.000017973  55637.7       1      2.32x
+
+encaps     native          ML-KEM-768  0.000022754  43948.4       1      1.00x
+encaps     oqsprovider     mlkem768    0.000021544  46416.1       1      1.06x
+
+decaps     native          ML-KEM-768  0.000043090  23207.0       1      1.00x
+decaps     oqsprovider     mlkem768    0.000019935  50162.8       1      2.16x"
+    );
+    // Native's hybrids have no oqsprovider row.
+    assert!(stdout.contains("\nSecP384r1MLKEM1024\n"), "{stdout}");
+
+    let csv = std::fs::read_to_string(csv).expect("CSV written");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "algorithm,parameter_set,operation,implementation,openssl_version,\
+         ops_per_sec,seconds_per_op,ratio_to_baseline,rounds"
+    );
+    // 3 pure sets x 3 operations x 2 implementations, 3 hybrids x 3 x 1.
+    assert_eq!(lines.len(), 1 + 18 + 9);
+    assert!(
+        lines.contains(
+            &"mlkem768,ML-KEM-768,keygen,oqsprovider,3.4.1,55637.70,0.000017973424,2.3236,1"
+        ),
+        "{csv}"
+    );
+    assert!(
+        lines.contains(
+            &"X25519MLKEM768,X25519MLKEM768,encaps,native,3.5.4,8922.40,0.000112077468,1.0000,1"
+        ),
+        "{csv}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written"))
+            .expect("valid JSON");
+    assert_eq!(json["mode"], "parse");
+    assert_eq!(json["comparison"]["baseline"], "native");
+    let runs = json["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["implementation"], "oqsprovider");
+    assert_eq!(runs[1]["openssl_version"], "3.4.1");
+    let first = &runs[0]["results"][0];
+    assert_eq!(first["algorithm"], "ML-KEM-512");
+    assert_eq!(first["ops_per_sec"], 36428.6);
+    assert_eq!(first["count"], 69943);
+    assert_eq!(first["elapsed"], 1.92);
+    let results = json["comparison"]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 27);
+    let oqs_keygen = results
+        .iter()
+        .find(|r| {
+            r["implementation"] == "oqsprovider"
+                && r["parameter_set"] == "ML-KEM-768"
+                && r["operation"] == "keygen"
+        })
+        .expect("oqsprovider ML-KEM-768 keygen");
+    assert_eq!(
+        oqs_keygen["ops_per_sec_per_round"],
+        serde_json::json!([55637.7])
+    );
+    let ratio = oqs_keygen["ratio_to_baseline"].as_f64().expect("ratio");
+    assert!((ratio - 55637.7 / 23944.5).abs() < 1e-12, "{ratio}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn parse_every_fixture_with_rounds_and_default_baseline() {
+    // Two rounds of the seed oqsprovider run (the same file twice), the
+    // lesec plugin's variant output, and native, which is the default
+    // baseline when present.
+    let seed = fixture("oqsprovider-seed-ossl-3.4.1.txt");
+    let out = speed_compare(&[
+        "--parse".into(),
+        format!("oqs-seed={seed}"),
+        format!("lesec={}", fixture("lesec-oqs-plugin-seed.txt")),
+        format!("oqs-seed={seed}"),
+        format!("native={}", fixture("default-ossl-3.5.4.txt")),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("baseline native"), "{stdout}");
+    // ML-KEM-512 keygen: lesec 129890.0 / native 36428.6 = 3.57x; the seed
+    // run's two rounds are the same file, so its median is its value.
+    assert!(
+        stdout.contains(
+            "keygen     oqs-seed        mlkem512    0.000009436  105974.2       2      2.91x"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "keygen     lesec           ML-KEM-512  0.000007699  129890.0       1      3.57x"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(OpenSSL version not given)"), "{stdout}");
+}
+
+#[test]
+fn parse_errors_fail_with_a_message() {
+    let dir = scratch("errors");
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "speed: Unknown algorithm ML-KEM-768\n").expect("write");
+    let out = speed_compare(&["--parse".into(), format!("x={}", empty.display())]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("holds no KEM result of `openssl speed`"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = speed_compare(&[
+        "--parse".into(),
+        format!("native={}", fixture("default-ossl-3.5.4.txt")),
+        "--baseline".into(),
+        "ours".into(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("baseline \"ours\" is not one of the implementations (native)"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
