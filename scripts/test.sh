@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, clippy, the whole test suite
 # (release build: the vector and accumulated tests do tens of thousands of
-# ML-KEM operations), a short smoke run of each tool, and the provider's CLI
-# flows under valgrind.
+# ML-KEM operations), a short smoke run of each tool and of the demo
+# (scripts/demo.sh --quick), and the provider's CLI flows under valgrind.
 #
 # The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5 and 4.0,
 # built here from the openssl-src crate's source by scripts/build-openssl.sh
@@ -40,6 +40,16 @@ echo "built $provider_dir/mlkem.so"
 
 echo "== cargo test (release)"
 cargo test --release --workspace
+# The report needs kem-core's profiling counters (off in the build above).
+cargo test --release -q -p test-tools --features profiling --bin report
+
+echo "== the demo, short: genpkey, TLS over X25519MLKEM768, speed comparison, report, charts"
+demo_dir=$(mktemp -d)
+bash scripts/demo.sh --quick "$demo_dir" >/dev/null
+grep -q "Overall: \*\*PASS\*\*" "$demo_dir/report/report.md"
+ls "$demo_dir"/charts/*.svg >/dev/null
+rm -rf "$demo_dir"
+echo "demo --quick: ok"
 
 echo "== constant time: kem-core with secrets tainted, under valgrind"
 bash scripts/ct-taint.sh

@@ -372,10 +372,15 @@ fn subtitle(records: &[&Record], csv: &CsvTable, format: &Format, source: &str) 
         }
         Format::Comparison => {
             if let Some(v) = common_value(records, csv.column("openssl_version")) {
-                parts.push(v.to_owned());
+                parts.push(if v.starts_with("OpenSSL") {
+                    v.to_owned()
+                } else {
+                    format!("OpenSSL {v}")
+                });
             }
             if let Some(n) = common_value(records, csv.column("rounds")) {
-                parts.push(format!("median of {n} rounds"));
+                let plural = if n == "1" { "round" } else { "rounds" };
+                parts.push(format!("median of {n} {plural}"));
             }
             if let Some(n) = common_value(records, csv.column("trials")) {
                 parts.push(format!("median of {n} trials"));

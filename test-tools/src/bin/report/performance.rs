@@ -265,11 +265,9 @@ pub fn speed_comparison(path: &Path, evidence: &mut Evidence) -> Result<String, 
             get(implementation),
             get(version),
             thousands(ops),
-            if get(ratio).is_empty() {
-                String::new()
-            } else {
-                format!("{}x", get(ratio))
-            },
+            get(ratio)
+                .parse::<f64>()
+                .map_or_else(|_| String::new(), |r| format!("{r:.2}x")),
             get(rounds),
         ]);
         evidence.push(

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The whole tour in one command, on a fresh Debian/Ubuntu machine:
+#
+#   scripts/demo.sh [--quick] [OUT_DIR]
+#
+#  1. installs what is missing (scripts/setup.sh; librsvg2-bin for PNGs);
+#  2. builds the provider, and OpenSSL 3.5 when the system's OpenSSL is
+#     older than 3.2 (its `openssl speed` has no KEMs);
+#  3. generates an ML-KEM-768 key with `openssl genpkey`, and its public key;
+#  4. runs a TLS 1.3 handshake configured only through openssl.cnf.example
+#     and checks that X25519MLKEM768 was negotiated;
+#  5. compares `openssl speed` of the provider with OpenSSL's own ML-KEM
+#     (and with oqsprovider when its module is in OpenSSL's modules
+#     directory), side by side;
+#  6. writes the measurement report (test-tools `report`) and SVG/PNG
+#     charts, and names the folder that holds everything.
+#
+# OUT_DIR defaults to target/demo/<UTC time>. --quick shortens every
+# measurement (a smoke run, for CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+out=""
+while (($#)); do
+    case $1 in
+        --quick) quick=1; shift ;;
+        -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+        -*) echo "demo: unknown option $1" >&2; exit 2 ;;
+        *) out=$1; shift ;;
+    esac
+done
+out=${out:-target/demo/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "1/6 setup"
+source scripts/setup.sh
+if ! command -v rsvg-convert >/dev/null 2>&1; then
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq librsvg2-bin >/dev/null 2>&1 ||
+        echo "demo: librsvg2-bin not installed; charts stay SVG only" >&2
+fi
+
+step "2/6 build the provider (and OpenSSL 3.5 if needed)"
+module_dir=$(bash scripts/build-provider.sh | tail -1)
+system_version=$(openssl version | awk '{print $2}')
+# `openssl speed` measures provider KEMs from 3.2 on; OpenSSL's own ML-KEM,
+# the comparison's baseline, needs 3.5.
+if printf '%s\n3.2\n' "$system_version" | sort -V -C; then
+    echo "demo: system OpenSSL $system_version is older than 3.2; building OpenSSL 3.5" >&2
+    openssl_prefix=$(bash scripts/build-openssl.sh 3.5 | tail -1)
+    speed_openssl=$openssl_prefix/bin/openssl
+else
+    speed_openssl=$(command -v openssl)
+fi
+echo "demo: provider in $module_dir; system OpenSSL $system_version; speed on $("$speed_openssl" version | cut -d' ' -f1-2)" >&2
+
+step "3/6 genpkey ML-KEM-768 (system OpenSSL $system_version)"
+provider=(-provider-path "$module_dir" -provider mlkem -provider default)
+OPENSSL_CONF=/dev/null openssl genpkey "${provider[@]}" -algorithm ML-KEM-768 -out "$out/ml-kem-768.key.pem"
+OPENSSL_CONF=/dev/null openssl pkey "${provider[@]}" -in "$out/ml-kem-768.key.pem" -pubout -out "$out/ml-kem-768.pub.pem"
+OPENSSL_CONF=/dev/null openssl pkey "${provider[@]}" -in "$out/ml-kem-768.pub.pem" -pubin -text -noout |
+    head -1 | tee "$out/ml-kem-768.txt" >&2
+
+step "4/6 TLS 1.3 handshake through openssl.cnf.example only"
+tls_dir=$(mktemp -d)
+server_pid=""
+cleanup() {
+    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
+    rm -rf "$tls_dir"
+}
+trap cleanup EXIT
+OPENSSL_CONF=/dev/null openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$tls_dir/server.key" -out "$tls_dir/server.crt" -subj /CN=localhost -days 1 2>/dev/null
+port=$((20000 + RANDOM % 20000))
+export_cnf=(env OPENSSL_CONF="$PWD/openssl.cnf.example" OPENSSL_MODULES="$module_dir")
+# The server's stdin stays open (sleep) so it does not shut down at EOF.
+sleep 60 | "${export_cnf[@]}" "$speed_openssl" s_server -accept "$port" -naccept 1 -tls1_3 \
+    -cert "$tls_dir/server.crt" -key "$tls_dir/server.key" >"$tls_dir/server.log" 2>&1 &
+server_pid=$!
+# s_server prints ACCEPT once it listens (a probe connection would use up
+# its one accept).
+for _ in $(seq 100); do
+    grep -q ACCEPT "$tls_dir/server.log" && break
+    sleep 0.1
+done
+echo "hello over X25519MLKEM768" |
+    "${export_cnf[@]}" "$speed_openssl" s_client -connect "127.0.0.1:$port" -tls1_3 -brief \
+        >"$out/tls-handshake.txt" 2>&1 || true
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+cat "$out/tls-handshake.txt" >&2
+if ! grep -q "Negotiated TLS1.3 group: X25519MLKEM768" "$out/tls-handshake.txt"; then
+    echo "demo: the handshake did not negotiate X25519MLKEM768 (see $out/tls-handshake.txt)" >&2
+    exit 1
+fi
+
+step "5/6 openssl speed, side by side"
+if ((quick)); then
+    speed_args=(--rounds 1 --seconds 1)
+    report_args=(--quick)
+else
+    speed_args=(--rounds 3 --seconds 2)
+    report_args=()
+fi
+cargo build --release -q -p test-tools --features profiling --bin speed-compare --bin report --bin charts
+target/release/speed-compare --openssl "$speed_openssl" --provider-dir "$module_dir" "${speed_args[@]}" \
+    --csv "$out/speed.csv" --json "$out/speed.json" --raw-dir "$out/speed-raw" \
+    ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 |
+    tee "$out/speed.txt"
+
+step "6/6 measurement report and charts"
+target/release/report --out "$out/report" --module "$module_dir/mlkem.so" \
+    --openssl "$speed_openssl" --speed-csv "$out/speed.csv" "${report_args[@]}" >/dev/null
+png=()
+command -v rsvg-convert >/dev/null 2>&1 && png=(--png)
+bash scripts/charts.sh "${png[@]}" "$out/charts" "$out/report/performance.csv" "$out/speed.csv" >/dev/null
+
+cat >&2 <<EOF
+
+demo: done. Everything is in $out:
+  ml-kem-768.key.pem, ml-kem-768.pub.pem   the key genpkey made
+  tls-handshake.txt                        the X25519MLKEM768 handshake
+  speed.txt, speed.csv, speed.json         openssl speed, side by side (raw runs in speed-raw/)
+  report/report.md                         the measurement report (evidence.jsonl, performance.csv)
+  charts/                                  SVG (and PNG) charts with the CSV behind each
+EOF
+echo "$out"
