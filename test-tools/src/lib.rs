@@ -3,6 +3,7 @@ pub mod comparison;
 pub mod csv_read;
 pub mod cycles;
 pub mod elf_segments;
+pub mod evp_harness;
 pub mod kem_core_ops;
 pub mod nist_drbg;
 pub mod nist_kat;
