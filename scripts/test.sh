@@ -43,6 +43,11 @@ cargo test --release --workspace
 # The report needs kem-core's profiling counters (off in the build above).
 cargo test --release -q -p test-tools --features profiling --bin report
 
+echo "== in-process benchmarks, smoke (system OpenSSL through the openssl crate)"
+cargo run --release -q -p test-tools --bin evp-bench -- --quick ML-KEM-768 X25519MLKEM768 >/dev/null
+cargo run --release -q -p test-tools --bin tls-bench -- --handshakes 50 --rounds 1 >/dev/null
+echo "evp-bench, tls-bench: ok"
+
 echo "== the demo, short: genpkey, TLS over X25519MLKEM768, speed comparison, report, charts"
 demo_dir=$(mktemp -d)
 bash scripts/demo.sh --quick "$demo_dir" >/dev/null
