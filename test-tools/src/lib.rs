@@ -1,4 +1,5 @@
 //! Shared code of the test-tools binaries.
+pub mod cli;
 pub mod comparison;
 pub mod csv_read;
 pub mod cycles;

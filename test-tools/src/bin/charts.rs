@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use test_tools::cli;
 use test_tools::csv_read::{CsvTable, Record};
 use test_tools::svg_chart::BarChart;
 use test_tools::table::{Align, Table};
@@ -467,8 +468,7 @@ fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
         let svg = facet.chart.to_svg().map_err(|e| format!("{stem}: {e}"))?;
         for (ext, body) in [("svg", svg), ("csv", facet.data.to_csv())] {
             let path = args.out.join(format!("{stem}.{ext}"));
-            std::fs::write(&path, body)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            cli::write_file(&path, &body)?;
             written.push(path);
         }
     }
@@ -476,29 +476,17 @@ fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("charts: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(paths) => {
-            for path in paths {
+    cli::main_with(
+        "charts",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+        |args| {
+            for path in run(&args)? {
                 println!("{}", path.display());
             }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("charts: {e}");
-            ExitCode::FAILURE
-        }
-    }
+            Ok::<(), String>(())
+        },
+    )
 }
 
 #[cfg(test)]

@@ -14,13 +14,15 @@
 //! ```
 
 use std::io::{IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use test_tools::cli::{self, default_provider_dir, positive, write_file};
 use test_tools::cycles::{self, Operation};
 use test_tools::evp_harness::{Decapsulator, Encapsulator, Key, KeyGenerator, Library};
+use test_tools::speed_output::parameter_set;
 use test_tools::table::{Align, Table};
 
 /// Trials per (implementation, algorithm, operation) by default.
@@ -109,7 +111,7 @@ impl NameMap {
         text.split(',')
             .map(|pair| match pair.split_once('=') {
                 Some((from, to)) if !from.is_empty() && !to.is_empty() => {
-                    Ok((canonical_algorithm(from), to.to_owned()))
+                    Ok((parameter_set(from), to.to_owned()))
                 }
                 _ => Err(format!(
                     "name map {text:?}: expected `oqs` or FROM=TO pairs separated by commas"
@@ -132,27 +134,6 @@ impl NameMap {
                 .map_or_else(|| canonical.to_owned(), |(_, to)| to.clone()),
         }
     }
-}
-
-/// OpenSSL 3.5's name for an algorithm given in any of the usual spellings
-/// (`mlkem768`, `MLKEM768`, `ml-kem-768`, oqsprovider's `x25519_mlkem768`);
-/// other names are returned unchanged.
-fn canonical_algorithm(name: &str) -> String {
-    let squashed: String = name
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_'))
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    let canonical = match squashed.as_str() {
-        "mlkem512" => "ML-KEM-512",
-        "mlkem768" => "ML-KEM-768",
-        "mlkem1024" => "ML-KEM-1024",
-        "x25519mlkem768" => "X25519MLKEM768",
-        "secp256r1mlkem768" | "p256mlkem768" => "SecP256r1MLKEM768",
-        "secp384r1mlkem1024" | "p384mlkem1024" => "SecP384r1MLKEM1024",
-        _ => name,
-    };
-    canonical.to_owned()
 }
 
 /// Where an implementation's provider comes from.
@@ -202,24 +183,6 @@ struct Args {
     algorithms: Vec<String>,
 }
 
-/// `<workspace>/target/provider`, where scripts/build-provider.sh puts
-/// mlkem.so.
-fn default_provider_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("target"), |w| w.join("target"))
-        .join("provider")
-}
-
-fn positive(flag: &str, value: &str) -> Result<usize, String> {
-    match value.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "{flag}: expected a whole number above 0, got {value:?}"
-        )),
-    }
-}
-
 /// Parses the arguments after the program name. `Ok(None)` means `--help`.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut args = args.into_iter();
@@ -262,7 +225,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
             }
             _ if arg.starts_with('-') => return Err(format!("unknown option {arg:?}")),
             _ => {
-                let name = canonical_algorithm(&arg);
+                let name = parameter_set(&arg);
                 if !algorithms.contains(&name) {
                     algorithms.push(name);
                 }
@@ -660,10 +623,6 @@ fn json_report(
     })
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), String> {
-    std::fs::write(path, contents).map_err(|e| format!("writing {}: {e}", path.display()))
-}
-
 /// Loads the implementations: ours, native (when the linked libcrypto has
 /// any of the algorithms), then the extra ones.
 fn load_implementations(
@@ -791,24 +750,12 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("evp-bench: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("\nevp-bench: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main_with(
+        "evp-bench",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+        |args| run(&args),
+    )
 }
 
 #[cfg(test)]
@@ -880,10 +827,10 @@ mod tests {
 
     #[test]
     fn names_map_to_each_provider() {
-        assert_eq!(canonical_algorithm("MLKEM1024"), "ML-KEM-1024");
-        assert_eq!(canonical_algorithm("x25519_mlkem768"), "X25519MLKEM768");
-        assert_eq!(canonical_algorithm("p384_mlkem1024"), "SecP384r1MLKEM1024");
-        assert_eq!(canonical_algorithm("FrodoKEM-640"), "FrodoKEM-640");
+        assert_eq!(parameter_set("MLKEM1024"), "ML-KEM-1024");
+        assert_eq!(parameter_set("x25519_mlkem768"), "X25519MLKEM768");
+        assert_eq!(parameter_set("p384_mlkem1024"), "SecP384r1MLKEM1024");
+        assert_eq!(parameter_set("FrodoKEM-640"), "FrodoKEM-640");
         assert_eq!(NameMap::Oqs.name_for("ML-KEM-768"), "mlkem768");
         assert_eq!(NameMap::Oqs.name_for("X25519MLKEM768"), "X25519MLKEM768");
         assert_eq!(NameMap::Same.name_for("ML-KEM-512"), "ML-KEM-512");

@@ -18,6 +18,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use kem_core::BackendKind;
 use serde_json::{json, Value};
+use test_tools::cli::{self, write_file};
 use test_tools::comparison::{Comparison, Implementation, Measurement};
 use test_tools::speed_output::{canonical_name, Operation, Source, SpeedRun, PARAMETER_SETS};
 
@@ -86,24 +87,12 @@ const DEFAULT_ALGORITHMS: [&str; 3] = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"
 const STDERR_TAIL_LINES: usize = 12;
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("speed-compare: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("speed-compare: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main_with(
+        "speed-compare",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+        run,
+    )
 }
 
 // ------------------------------------------------------------ command line
@@ -314,10 +303,6 @@ fn run(args: Args) -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     Ok(())
-}
-
-fn write_file(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// The baseline: the one asked for, else `native` when present, else the

@@ -17,7 +17,7 @@
 use std::ffi::{c_int, c_long, CStr, CString};
 use std::io::{IsTerminal as _, Write as _};
 use std::marker::PhantomData;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
@@ -35,6 +35,7 @@ use openssl::ssl::{
 use openssl::x509::{X509Name, X509};
 use openssl_sys as ffi;
 use serde_json::json;
+use test_tools::cli::{self, default_provider_dir, positive, write_file};
 use test_tools::evp_harness::{clear_openssl_errors, take_openssl_errors, Library};
 use test_tools::table::{Align, Table};
 
@@ -134,15 +135,6 @@ struct Args {
     json: Option<PathBuf>,
 }
 
-/// `<workspace>/target/provider`, where scripts/build-provider.sh puts
-/// mlkem.so.
-fn default_provider_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("target"), |w| w.join("target"))
-        .join("provider")
-}
-
 /// Parses the arguments after the program name. `Ok(None)` means `--help`.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut args = args.into_iter();
@@ -191,15 +183,6 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         csv,
         json,
     }))
-}
-
-fn positive(flag: &str, value: &str) -> Result<usize, String> {
-    match value.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "{flag}: expected a whole number above 0, got {value:?}"
-        )),
-    }
 }
 
 fn parse_groups(list: &str) -> Result<Vec<String>, String> {
@@ -960,29 +943,13 @@ fn csv_table(series: &[Series], version: &str) -> Table {
     table
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), String> {
-    std::fs::write(path, contents).map_err(|e| format!("writing {}: {e}", path.display()))
-}
-
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("tls-bench: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("\ntls-bench: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main_with(
+        "tls-bench",
+        USAGE,
+        parse_args(std::env::args().skip(1)),
+        |args| run(&args),
+    )
 }
 
 #[cfg(test)]

@@ -50,13 +50,13 @@ mod resources;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kem_core::ParameterSet;
 use serde_json::{json, Value};
 use test_tools::kem_core_ops::{kem_core_backends, kem_core_label};
-use test_tools::system_info;
+use test_tools::{cli, system_info};
 
 use markdown::MdTable;
 
@@ -120,15 +120,8 @@ pub struct Args {
     speed_csv: Option<PathBuf>,
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("test-tools is inside the workspace")
-        .to_path_buf()
-}
-
 fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
-    let root = workspace_root();
+    let root = cli::workspace_root();
     let mut quick = false;
     let (mut trials, mut iterations, mut sets) = (None, None, None);
     let (mut out, mut module, mut vectors, mut openssl, mut speed_csv) =
@@ -141,17 +134,13 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| format!("{name} needs a value"))
         };
-        let number = |name: &str, text: String| -> Result<usize, String> {
-            text.parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("{name}: expected a positive number, got {text:?}"))
-        };
         match arg.as_str() {
             "-h" | "--help" => return Ok(None),
             "--quick" => quick = true,
-            "--trials" => trials = Some(number("--trials", value("--trials")?)?),
-            "--iterations" => iterations = Some(number("--iterations", value("--iterations")?)?),
+            "--trials" => trials = Some(cli::positive("--trials", &value("--trials")?)?),
+            "--iterations" => {
+                iterations = Some(cli::positive("--iterations", &value("--iterations")?)?)
+            }
             "--params" => {
                 let list = value("--params")?;
                 let mut chosen = Vec::new();
@@ -231,28 +220,12 @@ fn main() -> ExitCode {
     if argv.first().map(String::as_str) == Some(resources::CHILD_FLAG) {
         return resources::child_main(&argv[1..]);
     }
-    let args = match parse_args(&argv) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
+    cli::main_with("report", USAGE, parse_args(&argv), |args| {
+        match run(&args)? {
+            true => Ok(()),
+            false => Err("functional testing FAILED; see the report".to_owned()),
         }
-        Err(e) => {
-            eprintln!("report: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("report: functional testing FAILED; see the report");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("report: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }
 
 /// Runs the campaign and writes the files; `Ok(false)` when a KAT failed
@@ -499,7 +472,7 @@ mod tests {
             .unwrap();
         assert_eq!((a.trials, a.iterations, a.sets.len()), (4, 7, 3));
         assert!(parse(&["--help"]).unwrap().is_none());
-        assert!(parse(&["--trials", "0"]).unwrap_err().contains("positive"));
+        assert!(parse(&["--trials", "0"]).unwrap_err().contains("above 0"));
         assert!(parse(&["--params", "999"]).unwrap_err().contains("999"));
         assert!(parse(&["--out"]).unwrap_err().contains("needs a value"));
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
