@@ -2,13 +2,13 @@
 # Installs what building and testing the project needs on Debian/Ubuntu:
 # a C toolchain, pkg-config and the OpenSSL headers and CLI (the openssl
 # crate, bindgen's view of the provider headers, the tests), libclang (for
-# bindgen), perl (to build OpenSSL 3.5/4.0) and valgrind, and checks for a
+# bindgen), perl (to build OpenSSL 3.5/4.0), valgrind and jq (fuzz seeds), and checks for a
 # Rust toolchain (rustup's stable; Debian's rustc is too old).
 # Sourced by the other scripts; safe to run again.
 set -euo pipefail
 
 need_packages=()
-for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind; do
+for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need_packages+=("$pkg")
 done
 if ((${#need_packages[@]})); then

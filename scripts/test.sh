@@ -56,6 +56,9 @@ ls "$demo_dir"/charts/*.svg >/dev/null
 rm -rf "$demo_dir"
 echo "demo --quick: ok"
 
+echo "== fuzzing, smoke: 20 s per target (scripts/fuzz.sh runs 300 s by default)"
+bash scripts/fuzz.sh --seconds 20
+
 echo "== constant time: kem-core with secrets tainted, under valgrind"
 bash scripts/ct-taint.sh
 

@@ -12,7 +12,12 @@
 
 pub(crate) mod algorithms;
 pub(crate) mod classical;
+#[cfg(not(feature = "fuzzing"))]
 pub(crate) mod codec;
+/// The pure-Rust key codec (DER, PEM, text), public only with the `fuzzing`
+/// feature, for the fuzz targets in `provider/fuzz`.
+#[cfg(feature = "fuzzing")]
+pub mod codec;
 pub mod error;
 pub(crate) mod ffi;
 pub(crate) mod hybrid;

@@ -48,8 +48,9 @@ fn encode_sextet(sextet: u8) -> char {
 }
 
 /// Decodes canonical padded Base64: no whitespace, and unused bits of the
-/// last character must be zero. For tests only; not constant-time.
-#[cfg(test)]
+/// last character must be zero. For tests and the fuzz targets only; not
+/// constant-time.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(super) fn decode(text: &str) -> Option<Vec<u8>> {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let text = text.as_bytes();

@@ -35,6 +35,8 @@ use core::fmt;
 use zeroize::Zeroizing;
 
 pub use format::{parse_format_list, PrivateKeyFormat};
+#[cfg(feature = "fuzzing")]
+pub use pem::pem_decode;
 pub use pem::pem_encode;
 pub use private_key::{
     algorithm_oid_of_private_key_info, decode_private_key_info, encode_private_key_info,

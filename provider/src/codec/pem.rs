@@ -41,9 +41,10 @@ pub fn pem_encode(label: &str, der: &[u8]) -> Zeroizing<String> {
 }
 
 /// Undoes [`pem_encode`] strictly: the exact label, full 64-character lines
-/// but the last, and nothing before or after. For tests only.
-#[cfg(test)]
-fn pem_decode(label: &str, pem: &str) -> Option<Vec<u8>> {
+/// but the last, and nothing before or after. For tests and the fuzz
+/// targets only (OpenSSL's own decoders unwrap PEM before ours run).
+#[cfg(any(test, feature = "fuzzing"))]
+pub fn pem_decode(label: &str, pem: &str) -> Option<Vec<u8>> {
     let body = pem
         .strip_prefix(BEGIN)?
         .strip_prefix(label)?

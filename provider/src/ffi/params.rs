@@ -86,11 +86,15 @@ impl<'a> Param<'a> {
         let p = self.0;
         let (data, len) = match p.data_type {
             OSSL_PARAM_OCTET_STRING => (p.data.cast_const().cast::<u8>(), p.data_size),
-            OSSL_PARAM_OCTET_PTR if p.data_size == size_of::<*const u8>() && !p.data.is_null() => {
-                // SAFETY: an OCTET_PTR parameter's data is a pointer to the
-                // bytes; its size was checked just above.
+            OSSL_PARAM_OCTET_PTR if !p.data.is_null() => {
+                // As OpenSSL's `OSSL_PARAM_get_octet_ptr`: `data` points at
+                // the pointer to the bytes and `data_size` is their length
+                // (`return_size` is `OSSL_PARAM_UNMODIFIED` in a caller's
+                // array, so it is not a length).
+                // SAFETY: an OCTET_PTR parameter's non-NULL data is the
+                // address of a `const void *`.
                 let inner = unsafe { p.data.cast::<*const u8>().read_unaligned() };
-                (inner, p.return_size)
+                (inner, p.data_size)
             }
             _ => return Err(wrong_type(self.key(), "an octet string")),
         };
@@ -111,9 +115,11 @@ impl<'a> Param<'a> {
         let p = self.0;
         let (data, len) = match p.data_type {
             OSSL_PARAM_UTF8_STRING => (p.data.cast_const().cast::<u8>(), p.data_size),
-            OSSL_PARAM_UTF8_PTR if p.data_size == size_of::<*const u8>() && !p.data.is_null() => {
-                // SAFETY: a UTF8_PTR parameter's data is a `const char *`;
-                // its size was checked just above.
+            OSSL_PARAM_UTF8_PTR if !p.data.is_null() => {
+                // As OpenSSL's `OSSL_PARAM_get_utf8_ptr`: only the pointer
+                // is read; `data_size` is the string's length, often 0.
+                // SAFETY: a UTF8_PTR parameter's non-NULL data is the
+                // address of a `const char *`.
                 let inner = unsafe { p.data.cast::<*const c_char>().read_unaligned() };
                 if inner.is_null() {
                     return Ok(None);
@@ -408,4 +414,143 @@ pub(crate) const fn describe_int(key: &'static CStr) -> OSSL_PARAM {
 /// Descriptor of a UTF-8 string parameter.
 pub(crate) const fn describe_utf8(key: &'static CStr) -> OSSL_PARAM {
     describe(key, OSSL_PARAM_UTF8_STRING)
+}
+
+#[cfg(test)]
+mod tests {
+    use core::ffi::c_void;
+
+    use super::*;
+
+    /// An entry as OpenSSL's `OSSL_PARAM_construct_*` builds it.
+    fn construct(
+        key: &'static CStr,
+        data_type: u32,
+        data: *mut c_void,
+        data_size: usize,
+    ) -> OSSL_PARAM {
+        OSSL_PARAM {
+            key: key.as_ptr(),
+            data_type,
+            data,
+            data_size,
+            return_size: UNMODIFIED,
+        }
+    }
+
+    fn read_octets(param: OSSL_PARAM) -> Result<Vec<u8>, ProviderError> {
+        let array = [param, END];
+        // SAFETY: a terminated array whose one entry's buffers outlive it.
+        let params = unsafe { Params::from_ptr(array.as_ptr()) };
+        let param = params.iter().next().expect("one entry");
+        param.octets().map(<[u8]>::to_vec)
+    }
+
+    fn read_utf8(param: OSSL_PARAM) -> Result<Option<String>, ProviderError> {
+        let array = [param, END];
+        // SAFETY: as in `read_octets`.
+        let params = unsafe { Params::from_ptr(array.as_ptr()) };
+        let param = params.iter().next().expect("one entry");
+        param.utf8_or_null().map(|s| s.map(str::to_owned))
+    }
+
+    /// Regression, found by the `ossl_params` fuzz target (input
+    /// `d3 ff 00 60 00 2a 00 08`: an import of ML-KEM-512 whose "seed" is
+    /// `OSSL_PARAM_construct_octet_ptr("seed", &p, 8)` pointing at 8 zero
+    /// bytes): the length was taken from `return_size`, which such an
+    /// entry leaves at `OSSL_PARAM_UNMODIFIED` (`usize::MAX`), making a
+    /// slice of `usize::MAX` bytes. OpenSSL's length is `data_size`.
+    #[test]
+    fn octet_ptr_length_is_data_size() {
+        let bytes = [0u8; 8];
+        let mut at = bytes.as_ptr();
+        let param = construct(
+            c"seed",
+            OSSL_PARAM_OCTET_PTR,
+            ptr::from_mut(&mut at).cast(),
+            bytes.len(),
+        );
+        assert_eq!(read_octets(param).unwrap(), bytes);
+
+        let seed: Vec<u8> = (0..64).collect();
+        let mut at = seed.as_ptr();
+        let param = construct(
+            c"seed",
+            OSSL_PARAM_OCTET_PTR,
+            ptr::from_mut(&mut at).cast(),
+            seed.len(),
+        );
+        assert_eq!(read_octets(param).unwrap(), seed);
+    }
+
+    #[test]
+    fn octet_ptr_null_cases() {
+        let mut at: *const u8 = ptr::null();
+        let empty = construct(
+            c"pub",
+            OSSL_PARAM_OCTET_PTR,
+            ptr::from_mut(&mut at).cast(),
+            0,
+        );
+        assert_eq!(read_octets(empty).unwrap(), Vec::<u8>::new());
+        let dangling = construct(
+            c"pub",
+            OSSL_PARAM_OCTET_PTR,
+            ptr::from_mut(&mut at).cast(),
+            5,
+        );
+        assert!(read_octets(dangling).is_err());
+        let no_slot = construct(c"pub", OSSL_PARAM_OCTET_PTR, ptr::null_mut(), 8);
+        assert!(read_octets(no_slot).is_err());
+    }
+
+    #[test]
+    fn octet_string_and_wrong_types() {
+        let mut bytes = *b"abc";
+        let string = construct(
+            c"pub",
+            OSSL_PARAM_OCTET_STRING,
+            bytes.as_mut_ptr().cast(),
+            bytes.len(),
+        );
+        assert_eq!(read_octets(string).unwrap(), b"abc");
+        let mut value: c_int = 7;
+        let integer = construct(
+            c"pub",
+            OSSL_PARAM_INTEGER,
+            ptr::from_mut(&mut value).cast(),
+            size_of::<c_int>(),
+        );
+        let error = read_octets(integer).unwrap_err();
+        assert_eq!(error.reason, Reason::InvalidParameter);
+    }
+
+    /// `OSSL_PARAM_construct_utf8_ptr` callers often pass a size of 0 (or
+    /// the string's length): only the pointer counts, as in OpenSSL.
+    #[test]
+    fn utf8_ptr_ignores_data_size() {
+        let text = c"provider=mlkem";
+        for size in [0, text.to_bytes().len(), 8] {
+            let mut at = text.as_ptr();
+            let param = construct(
+                c"properties",
+                OSSL_PARAM_UTF8_PTR,
+                ptr::from_mut(&mut at).cast(),
+                size,
+            );
+            assert_eq!(
+                read_utf8(param).unwrap().as_deref(),
+                Some("provider=mlkem"),
+                "data_size {size}"
+            );
+        }
+        let mut null: *const c_char = ptr::null();
+        let unset = construct(
+            c"properties",
+            OSSL_PARAM_UTF8_PTR,
+            ptr::from_mut(&mut null).cast(),
+            0,
+        );
+        assert_eq!(read_utf8(unset).unwrap(), None);
+    }
 }
