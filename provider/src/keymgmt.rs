@@ -585,3 +585,6 @@ pub(crate) const FUNCTIONS: [&[OSSL_DISPATCH]; 3] = [
     keymgmt_functions!(1),
     keymgmt_functions!(2),
 ];
+
+#[cfg(test)]
+mod zeroize_tests;

@@ -5,11 +5,16 @@
 //! the numbers wrap, two instances share one, and unloading either drops
 //! the other's reason strings. (An OpenSSL limitation, not this
 //! provider's.) So these cycles must not run next to the tests that check
-//! reason strings (`in_process`, `hybrid_in_process`).
+//! reason strings (`in_process`, `hybrid_in_process`), and assert none.
+//!
+//! `MLKEM_LOAD_CYCLES` sets the number of cycles (default 1,000, about 2 s).
+//! Resident memory is read after cycle 100 (when OpenSSL's caches, the
+//! provider's statics and the allocator's arenas have settled) and after
+//! the last cycle; it may grow by at most `RSS_SLACK_KIB`.
 
 mod common;
 
-use std::sync::PoisonError;
+use std::sync::{Mutex, PoisonError};
 
 use openssl_sys as ffi;
 
@@ -21,6 +26,36 @@ const SETS: [(&str, usize, usize); 3] = [
     ("ML-KEM-768", 1184, 1088),
     ("ML-KEM-1024", 1568, 1568),
 ];
+
+/// Where the resident-memory baseline is taken.
+const RSS_BASELINE_CYCLE: usize = 100;
+/// How much resident memory may grow from the baseline to the last cycle.
+const RSS_SLACK_KIB: u64 = 1024;
+
+/// The tests of this binary read the process's resident memory: one at a
+/// time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// `MLKEM_LOAD_CYCLES`, or 1,000.
+fn cycles() -> usize {
+    match std::env::var("MLKEM_LOAD_CYCLES") {
+        Ok(text) => match text.trim().parse::<usize>() {
+            Ok(n) if n > RSS_BASELINE_CYCLE => n,
+            _ => panic!("MLKEM_LOAD_CYCLES={text:?} is not a number above {RSS_BASELINE_CYCLE}"),
+        },
+        Err(_) => 1_000,
+    }
+}
+
+/// This process's resident set size (`VmRSS`), in KiB.
+fn resident_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmRSS line in /proc/self/status")
+}
 
 /// Encapsulates to `key` and checks decapsulation gives the same secret.
 fn round_trip(lib: &Lib, key: &Pkey<'_>, ct_len: usize, what: &str) {
@@ -37,7 +72,11 @@ fn round_trip(lib: &Lib, key: &Pkey<'_>, ct_len: usize, what: &str) {
 
 #[test]
 fn provider_load_unload_cycles() {
-    for cycle in 0..200 {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let cycles = cycles();
+    let start = std::time::Instant::now();
+    let mut baseline = None;
+    for cycle in 1..=cycles {
         let lib = Lib::new();
         let (name, ek_len, ct_len) = SETS[cycle % 3];
         let key = lib.keygen(name, None);
@@ -45,11 +84,32 @@ fn provider_load_unload_cycles() {
         if cycle % 20 == 0 {
             round_trip(&lib, &key, ct_len, &format!("cycle {cycle}"));
         }
+        drop(key);
+        drop(lib);
+        if cycle == RSS_BASELINE_CYCLE {
+            baseline = Some(resident_kib());
+        }
     }
+    let baseline = baseline.expect("more cycles than the baseline cycle");
+    let last = resident_kib();
+    let growth = last.saturating_sub(baseline);
+    println!(
+        "load cycles: {cycles} provider load/unload cycles in {:.2} s; VmRSS after cycle \
+         {RSS_BASELINE_CYCLE}: {baseline} KiB, after cycle {cycles}: {last} KiB \
+         (growth {growth} KiB, allowed {RSS_SLACK_KIB} KiB)",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(
+        growth <= RSS_SLACK_KIB,
+        "resident memory grew by {growth} KiB over {} load/unload cycles \
+         ({baseline} -> {last} KiB): a leak per cycle",
+        cycles - RSS_BASELINE_CYCLE
+    );
 }
 
 #[test]
 fn reload_in_one_library_context() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     let lib = Lib::new();
     for cycle in 0..50 {
         // A second activation of the same provider, then its release.
