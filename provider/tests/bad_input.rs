@@ -46,17 +46,22 @@ fn truncated_and_garbage_keys_fail_cleanly() {
         // Garbage.
         write(&dir, "garbage.der", [0x30, 0x82, 0xff, 0xff, 1, 2, 3]);
         der_fails("garbage.der", "garbage DER");
-        // Our OID with a corrupted payload length: our decoder's reason.
+        // Our OID with a payload one byte short: our decoder declines it
+        // (a decoder must, so that others may try), and the CLI reports
+        // that no decoder could read it; the reason our decoder gives is
+        // checked in process by entry_point_faults.rs.
         let mut bad = der.clone();
         let last = bad.len() - 1;
         bad.truncate(last);
         let total = bad.len() - 4;
         bad[2] = (total >> 8) as u8;
         bad[3] = total as u8;
-        // fix inner OCTET STRING length (at offset 22..26: 04 82 hh ll)
-        let inner = bad.len() - 26;
-        bad[24] = (inner >> 8) as u8;
-        bad[25] = inner as u8;
+        // The privateKey OCTET STRING (offsets 20..24: 04 82 hh ll) now
+        // ends one byte early, inside our key-format payload.
+        assert_eq!(bad[20..22], [0x04, 0x82], "PrivateKeyInfo layout");
+        let inner = bad.len() - 24;
+        bad[22] = (inner >> 8) as u8;
+        bad[23] = inner as u8;
         write(&dir, "short.der", &bad);
         der_fails("short.der", "payload one byte short");
     }
