@@ -39,7 +39,7 @@ step "1/6 setup"
 source scripts/setup.sh
 if ! command -v rsvg-convert >/dev/null 2>&1; then
     sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo -n)
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq librsvg2-bin >/dev/null 2>&1 ||
         echo "demo: librsvg2-bin not installed; charts stay SVG only" >&2
 fi
@@ -70,27 +70,37 @@ tls_dir=$(mktemp -d)
 server_pid=""
 cleanup() {
     [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
+    [ -z "${stdin_pid:-}" ] || kill "$stdin_pid" 2>/dev/null || true
     rm -rf "$tls_dir"
 }
 trap cleanup EXIT
 OPENSSL_CONF=/dev/null openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
     -keyout "$tls_dir/server.key" -out "$tls_dir/server.crt" -subj /CN=localhost -days 1 2>/dev/null
-port=$((20000 + RANDOM % 20000))
-export_cnf=(env OPENSSL_CONF="$PWD/openssl.cnf.example" OPENSSL_MODULES="$module_dir")
-# The server's stdin stays open (sleep) so it does not shut down at EOF.
-sleep 60 | "${export_cnf[@]}" "$speed_openssl" s_server -accept "$port" -naccept 1 -tls1_3 \
-    -cert "$tls_dir/server.crt" -key "$tls_dir/server.key" >"$tls_dir/server.log" 2>&1 &
+with_example_cnf=(env OPENSSL_CONF="$PWD/openssl.cnf.example" OPENSSL_MODULES="$module_dir")
+# The server listens on a free loopback port (port 0) and prints it in its
+# ACCEPT line; its stdin is a FIFO held open by `sleep`, so it does not shut
+# down at end of input.
+mkfifo "$tls_dir/stdin"
+sleep 120 >"$tls_dir/stdin" &
+stdin_pid=$!
+"${with_example_cnf[@]}" "$speed_openssl" s_server -accept 127.0.0.1:0 -naccept 1 -tls1_3 \
+    -cert "$tls_dir/server.crt" -key "$tls_dir/server.key" <"$tls_dir/stdin" >"$tls_dir/server.log" 2>&1 &
 server_pid=$!
-# s_server prints ACCEPT once it listens (a probe connection would use up
-# its one accept).
+port=""
 for _ in $(seq 100); do
-    grep -q ACCEPT "$tls_dir/server.log" && break
+    port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tls_dir/server.log")
+    [ -n "$port" ] && break
     sleep 0.1
 done
+if [ -z "$port" ]; then
+    echo "demo: s_server did not start:" >&2
+    cat "$tls_dir/server.log" >&2
+    exit 1
+fi
 echo "hello over X25519MLKEM768" |
-    "${export_cnf[@]}" "$speed_openssl" s_client -connect "127.0.0.1:$port" -tls1_3 -brief \
+    "${with_example_cnf[@]}" "$speed_openssl" s_client -connect "127.0.0.1:$port" -tls1_3 -brief \
         >"$out/tls-handshake.txt" 2>&1 || true
-wait "$server_pid" 2>/dev/null || true
+kill "$server_pid" 2>/dev/null || true
 server_pid=""
 cat "$out/tls-handshake.txt" >&2
 if ! grep -q "Negotiated TLS1.3 group: X25519MLKEM768" "$out/tls-handshake.txt"; then

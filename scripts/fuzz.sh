@@ -88,7 +88,7 @@ fuzz_dir=$root/target/fuzz
 corpus_root=$root/target/fuzz-corpus
 artifact_root=$root/target/fuzz-artifacts
 log_root=$root/target/fuzz-logs
-bin_dir=$fuzz_dir/x86_64-unknown-linux-gnu/release
+bin_dir=$fuzz_dir/$(rustc -vV | sed -n 's/^host: //p')/release
 
 # ------------------------------------------------------------------ build
 

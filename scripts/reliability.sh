@@ -60,5 +60,5 @@ run "secrets wiped when keys and their copies are freed" --lib zeroize_tests
 
 echo
 echo "== reliability figures"
-grep -oE '(scale|throughput: median of [0-9]+|load cycles): .*' "$log"
+grep -oE '(scale|throughput: median of [0-9]+|load cycles): .*' "$log" || true
 echo "reliability: all checks passed"

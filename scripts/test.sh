@@ -50,6 +50,7 @@ echo "evp-bench, tls-bench: ok"
 
 echo "== the demo, short: genpkey, TLS over X25519MLKEM768, speed comparison, report, charts"
 demo_dir=$(mktemp -d)
+trap 'rm -rf "$demo_dir"' EXIT
 bash scripts/demo.sh --quick "$demo_dir" >/dev/null
 grep -q "Overall: \*\*PASS\*\*" "$demo_dir/report/report.md"
 ls "$demo_dir"/charts/*.svg >/dev/null

@@ -523,7 +523,9 @@ pub fn escape(text: &str) -> String {
 /// assert_eq!(nice_ticks(73_553.0)[1], 10_000.0);
 /// ```
 pub fn nice_ticks(max: f64) -> Vec<f64> {
-    let max = if max.is_finite() && max > 0.0 {
+    // Normal positive values only: a subnormal maximum would make the step
+    // 0 and the tick count unbounded.
+    let max = if max.is_normal() && max > 0.0 {
         max
     } else {
         1.0

@@ -101,11 +101,13 @@ impl<'a> Param<'a> {
         if len == 0 {
             return Ok(&[]);
         }
-        if data.is_null() {
+        // No object can be larger than isize::MAX bytes: such a length is
+        // a caller's error, never a buffer.
+        if data.is_null() || len > isize::MAX as usize {
             return Err(wrong_type(self.key(), "a non-NULL octet string"));
         }
         // SAFETY: the caller declares `len` readable bytes at `data`, alive
-        // as long as the array ('a).
+        // as long as the array ('a); `len` fits in isize.
         Ok(unsafe { core::slice::from_raw_parts(data, len) })
     }
 
@@ -136,7 +138,11 @@ impl<'a> Param<'a> {
         if data.is_null() {
             return Ok(None);
         }
-        // SAFETY: the caller declares `len` readable bytes at `data`.
+        if len > isize::MAX as usize {
+            return Err(wrong_type(self.key(), "a UTF-8 string"));
+        }
+        // SAFETY: the caller declares `len` readable bytes at `data`; `len`
+        // fits in isize.
         let bytes = unsafe { core::slice::from_raw_parts(data, len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         core::str::from_utf8(&bytes[..end])

@@ -50,8 +50,8 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
         out,
         "Before any timing, each instance regenerates the NIST-format known-answer file \
          ({KAT_COUNT} entries per set: keygen, encaps and decaps from the NIST DRBG seeds) \
-         and must match the vector file byte for byte; its SHA-256 must also equal the \
-         digest liboqs publishes in `kats.json`. A sanity check then runs the fixed inputs \
+         and must match the vector file byte for byte (when the file is there); its SHA-256 \
+         must also equal the digest liboqs publishes in `kats.json` (built into test-tools). A sanity check then runs the fixed inputs \
          of section 4 (keys round-trip through bytes, decaps recovers the secret, a modified \
          ciphertext is implicitly rejected, every backend gives the portable backend's \
          bytes).\n\nVectors: `{}`\n",
@@ -74,10 +74,9 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
             Ok((len, digest)) => {
                 manifest.row([format!("`{name}`"), len.to_string(), format!("`{digest}`")])
             }
-            Err(e) => {
-                passed = false;
-                manifest.row([format!("`{name}`"), "missing".to_owned(), e.clone()]);
-            }
+            // A missing file is not a failure: the generated KAT is still
+            // checked against liboqs's digest (built into test-tools).
+            Err(e) => manifest.row([format!("`{name}`"), "missing".to_owned(), e.clone()]),
         }
         evidence.push(
             "functional",
@@ -125,7 +124,9 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
             if backend == instances[0] {
                 reference_answers.push(sanity.as_ref().ok().cloned());
             }
-            let ok = file_ok && digest_ok && sanity_ok;
+            // Without the vector file the liboqs digest still pins the
+            // whole 100-entry text.
+            let ok = (file_ok || expected.is_none()) && digest_ok && sanity_ok;
             passed &= ok;
             let verdict = |good: bool, text: &str| {
                 if good {
@@ -138,7 +139,7 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
                 format!("`{label}`"),
                 set.name().to_owned(),
                 if expected.is_none() {
-                    "**file missing**".to_owned()
+                    "not checked (file missing)".to_owned()
                 } else {
                     verdict(file_ok, "identical")
                 },

@@ -75,8 +75,8 @@ options:
   --params LIST     parameter sets: 512,768,1024 (default all)
   --module PATH     the provider module for the ELF segment sizes
                     (default target/provider/mlkem.so when it exists)
-  --vectors DIR     the test vectors (default ../shared/vectors beside the
-                    workspace)
+  --vectors DIR     the test vectors (default $MLKEM_VECTORS_DIR, else
+                    ../shared/vectors beside the workspace)
   --openssl BIN     an openssl binary whose version the report records
   --speed-csv PATH  include an `openssl speed` comparison written by
                     `speed-compare --csv PATH`
@@ -171,7 +171,9 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         iterations: iterations.unwrap_or(if quick { 100 } else { 1000 }),
         sets: sets.unwrap_or_else(|| Set::ALL.to_vec()),
         module: module.or_else(|| default_module.exists().then_some(default_module)),
-        vectors: vectors.unwrap_or_else(|| root.join("../shared/vectors")),
+        vectors: vectors
+            .or_else(|| std::env::var_os("MLKEM_VECTORS_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| root.join("../shared/vectors")),
         openssl,
         speed_csv,
     }))
@@ -262,13 +264,17 @@ fn run(args: &Args) -> Result<bool, String> {
     let passed = functional.passed;
     let mut csv = None;
     if passed {
+        // Inputs that can be wrong are read before the long measurements.
+        let speed = match &args.speed_csv {
+            Some(path) => Some(performance::speed_comparison(path, &mut evidence)?),
+            None => None,
+        };
+        let module = resources::module_section(args, &mut evidence)?;
         let perf = performance::run(args, &instances, tsc_hz, &mut evidence);
         body.push(perf.markdown);
         csv = Some(perf.csv);
-        if let Some(path) = &args.speed_csv {
-            body.push(performance::speed_comparison(path, &mut evidence)?);
-        }
-        body.push(resources::run(args, &instances, &mut evidence)?);
+        body.extend(speed);
+        body.push(resources::run(args, &instances, module, &mut evidence)?);
         body.push(sizes(args));
         body.push(profile::run(args, &instances, tsc_hz, &mut evidence));
     } else {
