@@ -16,6 +16,26 @@
 # --raw-dir DIR, --implementations LIST, --oqsprovider MODULE, --openssl BIN,
 # ...); `--help` shows them.
 set -euo pipefail
+
+# Paths given relative to the caller's directory stay so after the cd below.
+path_options=" --csv --json --raw-dir --openssl --provider-dir --oqsprovider --oqs-openssl "
+absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
+args=()
+expect_path=0
+for arg in "$@"; do
+    if ((expect_path)); then
+        args+=("$(absolute "$arg")")
+        expect_path=0
+    elif [[ $path_options == *" $arg "* ]]; then
+        args+=("$arg")
+        expect_path=1
+    elif [[ $arg == --*=* && $path_options == *" ${arg%%=*} "* ]]; then
+        args+=("${arg%%=*}=$(absolute "${arg#*=}")")
+    else
+        args+=("$arg")
+    fi
+done
+set -- "${args[@]+"${args[@]}"}"
 cd "$(dirname "$0")/.."
 
 compare=(cargo run --release -q -p test-tools --bin speed-compare --)
