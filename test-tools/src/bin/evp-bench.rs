@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use test_tools::cli::{self, default_provider_dir, positive, write_file};
+use test_tools::comparison::median;
 use test_tools::cycles::{self, Operation};
 use test_tools::evp_harness::{Decapsulator, Encapsulator, Key, KeyGenerator, Library};
 use test_tools::speed_output::parameter_set;
@@ -381,25 +382,14 @@ struct Measurement {
 }
 
 impl Measurement {
-    /// Microseconds per operation of each trial, sorted.
-    fn sorted_us_per_op(&self) -> Vec<f64> {
-        let mut us: Vec<f64> = self
+    /// The median trial's microseconds per operation.
+    fn median_us(&self) -> f64 {
+        let us: Vec<f64> = self
             .trials
             .iter()
             .map(|t| t.seconds * 1e6 / self.iterations as f64)
             .collect();
-        us.sort_by(f64::total_cmp);
-        us
-    }
-
-    /// The median trial's microseconds per operation.
-    fn median_us(&self) -> f64 {
-        let us = self.sorted_us_per_op();
-        match us.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => us[n / 2],
-            n => (us[n / 2 - 1] + us[n / 2]) / 2.0,
-        }
+        median(&us).unwrap_or(f64::NAN)
     }
 
     /// Operations over all trials.

@@ -36,6 +36,7 @@ use openssl::x509::{X509Name, X509};
 use openssl_sys as ffi;
 use serde_json::json;
 use test_tools::cli::{self, default_provider_dir, positive, write_file};
+use test_tools::comparison::median;
 use test_tools::evp_harness::{clear_openssl_errors, take_openssl_errors, Library};
 use test_tools::table::{Align, Table};
 
@@ -657,13 +658,8 @@ struct Series {
 impl Series {
     /// The median over rounds of handshakes per second.
     fn median_rate(&self) -> f64 {
-        let mut rates: Vec<f64> = self.rounds.iter().map(Round::rate).collect();
-        rates.sort_by(f64::total_cmp);
-        match rates.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => rates[n / 2],
-            n => (rates[n / 2 - 1] + rates[n / 2]) / 2.0,
-        }
+        let rates: Vec<f64> = self.rounds.iter().map(Round::rate).collect();
+        median(&rates).unwrap_or(f64::NAN)
     }
 
     /// Its median rate over the same implementation's X25519 median rate.

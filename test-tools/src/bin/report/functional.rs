@@ -29,17 +29,11 @@ fn kat_file(set: KatParams) -> String {
     format!("nist-kat/{}.liboqs-kat.rsp", set.name())
 }
 
-/// Hashes the file at `vectors/relative` for the manifest.
-fn manifest_entry(vectors: &Path, relative: &str) -> (String, Result<(usize, String), String>) {
+/// Reads the file at `vectors/relative` (all are text) for the manifest
+/// and the checks.
+fn read_vector_file(vectors: &Path, relative: &str) -> Result<String, String> {
     let path = vectors.join(relative);
-    let entry = fs::read(&path)
-        .map(|bytes| (bytes.len(), hex(&openssl::sha::sha256(&bytes))))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()));
-    (relative.to_owned(), entry)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Runs the checks of every instance on every chosen set.
@@ -69,21 +63,29 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
     files.push("liboqs/kats.json".to_owned());
     let mut kat_texts = Vec::new();
     for relative in &files {
-        let (name, entry) = manifest_entry(&args.vectors, relative);
+        let text = read_vector_file(&args.vectors, relative);
+        let entry = text.as_ref().map(|t| (t.len(), sha256_hex(t)));
         match &entry {
-            Ok((len, digest)) => {
-                manifest.row([format!("`{name}`"), len.to_string(), format!("`{digest}`")])
-            }
+            Ok((len, digest)) => manifest.row([
+                format!("`{relative}`"),
+                len.to_string(),
+                format!("`{digest}`"),
+            ]),
             // A missing file is not a failure: the generated KAT is still
             // checked against liboqs's digest (built into test-tools).
-            Err(e) => manifest.row([format!("`{name}`"), "missing".to_owned(), e.clone()]),
+            Err(e) => manifest.row([format!("`{relative}`"), "missing".to_owned(), (*e).clone()]),
         }
         evidence.push(
             "functional",
-            format!("manifest/{name}"),
-            json!({ "file": name, "bytes": entry.as_ref().ok().map(|e| e.0), "sha256": entry.as_ref().ok().map(|e| e.1.clone()), "error": entry.as_ref().err() }),
+            format!("manifest/{relative}"),
+            json!({
+                "file": relative,
+                "bytes": entry.as_ref().ok().map(|e| e.0),
+                "sha256": entry.as_ref().ok().map(|e| e.1.clone()),
+                "error": entry.as_ref().err(),
+            }),
         );
-        kat_texts.push((name, fs::read_to_string(args.vectors.join(relative)).ok()));
+        kat_texts.push((relative.clone(), text.ok()));
     }
     out.push_str(&manifest.render());
 

@@ -22,19 +22,20 @@
 //! cargo run --release -p test-tools --features profiling --bin report -- --quick
 //! ```
 
-/// Runs `$body` with `$p` bound to the parameter-set type of `$set`.
+/// Runs `$body` with `$p` bound to the parameter-set type of `$set` (a
+/// `KatParams`).
 macro_rules! with_set {
     ($set:expr, $p:ident => $body:expr) => {
         match $set {
-            $crate::Set::MlKem512 => {
+            $crate::KatParams::MlKem512 => {
                 type $p = kem_core::MlKem512;
                 $body
             }
-            $crate::Set::MlKem768 => {
+            $crate::KatParams::MlKem768 => {
                 type $p = kem_core::MlKem768;
                 $body
             }
-            $crate::Set::MlKem1024 => {
+            $crate::KatParams::MlKem1024 => {
                 type $p = kem_core::MlKem1024;
                 $body
             }
@@ -56,6 +57,7 @@ use std::process::ExitCode;
 use kem_core::ParameterSet;
 use serde_json::{json, Value};
 use test_tools::kem_core_ops::{kem_core_backends, kem_core_label};
+pub use test_tools::nist_kat::KatParams;
 use test_tools::{cli, system_info};
 
 use markdown::MdTable;
@@ -84,36 +86,13 @@ options:
   -h, --help        this text
 ";
 
-/// An ML-KEM parameter set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Set {
-    MlKem512,
-    MlKem768,
-    MlKem1024,
-}
-
-impl Set {
-    const ALL: [Set; 3] = [Set::MlKem512, Set::MlKem768, Set::MlKem1024];
-
-    /// The FIPS 203 name, e.g. `ML-KEM-768`.
-    pub fn name(self) -> &'static str {
-        with_set!(self, P => P::NAME)
-    }
-
-    fn parse(item: &str) -> Option<Set> {
-        Set::ALL.into_iter().find(|set| {
-            item.eq_ignore_ascii_case(set.name()) || set.name().ends_with(&format!("-{item}"))
-        })
-    }
-}
-
 /// The command line.
 #[derive(Debug)]
 pub struct Args {
     out: PathBuf,
     trials: usize,
     iterations: usize,
-    sets: Vec<Set>,
+    sets: Vec<KatParams>,
     module: Option<PathBuf>,
     vectors: PathBuf,
     openssl: Option<PathBuf>,
@@ -145,7 +124,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 let list = value("--params")?;
                 let mut chosen = Vec::new();
                 for item in list.split(',').map(str::trim) {
-                    let set = Set::parse(item)
+                    let set = KatParams::from_name(item)
                         .ok_or_else(|| format!("--params: unknown parameter set {item:?}"))?;
                     if !chosen.contains(&set) {
                         chosen.push(set);
@@ -169,7 +148,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         }),
         trials: trials.unwrap_or(if quick { 3 } else { 10 }),
         iterations: iterations.unwrap_or(if quick { 100 } else { 1000 }),
-        sets: sets.unwrap_or_else(|| Set::ALL.to_vec()),
+        sets: sets.unwrap_or_else(|| KatParams::ALL.to_vec()),
         module: module.or_else(|| default_module.exists().then_some(default_module)),
         vectors: vectors
             .or_else(|| std::env::var_os("MLKEM_VECTORS_DIR").map(PathBuf::from))
@@ -341,9 +320,9 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
     for set in &args.sets {
         let (k, eta1, eta2, du, dv) = with_set!(*set, P => (P::K, P::ETA1, P::ETA2, P::DU, P::DV));
         let category = match set {
-            Set::MlKem512 => 1,
-            Set::MlKem768 => 3,
-            Set::MlKem1024 => 5,
+            KatParams::MlKem512 => 1,
+            KatParams::MlKem768 => 3,
+            KatParams::MlKem1024 => 5,
         };
         table.row([
             set.name().to_owned(),
@@ -459,7 +438,6 @@ fn evidence_section(evidence: &Evidence, jsonl: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kem_core::{MlKem1024, MlKem512, MlKem768};
 
     fn parse(args: &[&str]) -> Result<Option<Args>, String> {
         parse_args(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
@@ -471,7 +449,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((a.trials, a.iterations), (3, 100));
-        assert_eq!(a.sets, [Set::MlKem768, Set::MlKem512]);
+        assert_eq!(a.sets, [KatParams::MlKem768, KatParams::MlKem512]);
         assert_eq!(a.out, PathBuf::from("x"));
         let a = parse(&["--trials", "4", "--iterations", "7"])
             .unwrap()
@@ -482,16 +460,5 @@ mod tests {
         assert!(parse(&["--params", "999"]).unwrap_err().contains("999"));
         assert!(parse(&["--out"]).unwrap_err().contains("needs a value"));
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
-    }
-
-    #[test]
-    fn set_names() {
-        assert_eq!(Set::parse("1024"), Some(Set::MlKem1024));
-        assert_eq!(Set::parse("ml-kem-512"), Some(Set::MlKem512));
-        assert_eq!(Set::parse("24"), None);
-        assert_eq!(
-            [Set::MlKem512, Set::MlKem768, Set::MlKem1024].map(Set::name),
-            [MlKem512::NAME, MlKem768::NAME, MlKem1024::NAME]
-        );
     }
 }

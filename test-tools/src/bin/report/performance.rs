@@ -11,6 +11,7 @@ use std::path::Path;
 
 use kem_core::BackendKind;
 use serde_json::json;
+use test_tools::comparison::median;
 use test_tools::csv_read::CsvTable;
 use test_tools::cycles::{self, Config, Operation, Stats};
 use test_tools::kem_core_ops::{kem_core_benches, kem_core_label};
@@ -41,18 +42,9 @@ struct Summary {
     trials: Vec<Stats>,
 }
 
-fn median_f64(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    match values.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
-}
-
 fn summarise(implementation: String, operation: Operation, trials: Vec<Stats>) -> Summary {
-    let mut medians: Vec<f64> = trials.iter().map(|t| t.median as f64).collect();
-    let mut rates: Vec<f64> = trials.iter().map(|t| t.ops_per_sec).collect();
+    let medians: Vec<f64> = trials.iter().map(|t| t.median as f64).collect();
+    let rates: Vec<f64> = trials.iter().map(|t| t.ops_per_sec).collect();
     let calls: usize = trials.iter().map(|t| t.iterations).sum();
     let mean_cycles = trials
         .iter()
@@ -62,10 +54,10 @@ fn summarise(implementation: String, operation: Operation, trials: Vec<Stats>) -
     Summary {
         implementation,
         operation,
-        median_trial: median_f64(&mut medians).round() as u64,
+        median_trial: median(&medians).map_or(0, |m| m.round() as u64),
         mean_cycles,
         min_cycles: trials.iter().map(|t| t.min).min().unwrap_or(0),
-        ops_per_sec: median_f64(&mut rates),
+        ops_per_sec: median(&rates).unwrap_or(f64::NAN),
         trials,
     }
 }
@@ -315,7 +307,5 @@ mod tests {
         // Weighted by calls: (1100 + 8700 + 2000) / 50.
         assert!((s.mean_cycles - 236.0).abs() < 1e-9);
         assert!((s.ops_per_sec - 3.0).abs() < 1e-9);
-        assert!(median_f64(&mut []).is_nan());
-        assert_eq!(median_f64(&mut [4.0, 1.0]), 2.5);
     }
 }

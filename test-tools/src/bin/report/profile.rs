@@ -36,20 +36,6 @@ struct Totals {
     profile: Profile,
 }
 
-impl Totals {
-    fn add(&mut self, profile: Profile) {
-        let p = &mut self.profile;
-        p.g += profile.g;
-        p.h += profile.h;
-        p.j += profile.j;
-        p.prf += profile.prf;
-        p.xof += profile.xof;
-        p.permutations += profile.permutations;
-        p.permutations_x4 += profile.permutations_x4;
-        p.keccak_ticks += profile.keccak_ticks;
-    }
-}
-
 /// The cost of one timed span with nothing in it: the median of many
 /// back-to-back counter reads.
 fn clock_overhead() -> u64 {
@@ -127,7 +113,7 @@ fn profile_operation<P: ParameterSet>(operation: &str, calls: usize) -> Result<T
         totals.ticks += cycles::now().wrapping_sub(start);
         totals.calls += 1;
     }
-    totals.add(profiling::take());
+    totals.profile = profiling::take();
     totals.rng_calls = meter.calls.get();
     totals.rng_bytes = meter.bytes.get();
     totals.rng_ticks = meter.ticks.get();

@@ -15,9 +15,10 @@ use kem_core::{
 use serde_json::{json, Value};
 use test_tools::elf_segments::load_segments;
 use test_tools::kem_core_ops::{check_kem_core, kem_core_label, M};
+use test_tools::nist_kat::hex_upper;
 
 use crate::markdown::{thousands, MdTable};
-use crate::{Args, Evidence, Set};
+use crate::{Args, Evidence, KatParams};
 
 /// The hidden first argument that makes `report` the measuring child.
 pub const CHILD_FLAG: &str = "--rss-child";
@@ -58,10 +59,6 @@ fn unhex(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The child: `report --rss-child SET OPERATION EK DK CT` (hex inputs),
 /// with the backend chosen by `MLKEM_BACKEND`. Prints one JSON line.
 pub fn child_main(args: &[String]) -> ExitCode {
@@ -69,10 +66,7 @@ pub fn child_main(args: &[String]) -> ExitCode {
         let [set, operation, ek, dk, ct] = args else {
             return Err(format!("{CHILD_FLAG} needs SET OPERATION EK DK CT"));
         };
-        let set = Set::ALL
-            .into_iter()
-            .find(|s| s.name() == set)
-            .ok_or_else(|| format!("unknown set {set}"))?;
+        let set = KatParams::from_name(set).ok_or_else(|| format!("unknown set {set}"))?;
         let (ek, dk, ct) = (unhex(ek)?, unhex(dk)?, unhex(ct)?);
         let baseline_rss = status_kib("VmRSS");
         let baseline_hwm = status_kib("VmHWM");
@@ -220,7 +214,11 @@ pub fn run(
                 );
                 let output = Command::new(&exe)
                     .args([CHILD_FLAG, set.name(), operation])
-                    .args([hex(&answer.ek), hex(&answer.dk), hex(&answer.ct)])
+                    .args([
+                        hex_upper(&answer.ek),
+                        hex_upper(&answer.dk),
+                        hex_upper(&answer.ct),
+                    ])
                     .env("MLKEM_BACKEND", backend.name())
                     .output()
                     .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
@@ -281,7 +279,10 @@ mod tests {
 
     #[test]
     fn hex_round_trip_and_bad_input() {
-        assert_eq!(unhex(&hex(&[0, 0xab, 0xff])).unwrap(), [0, 0xab, 0xff]);
+        assert_eq!(
+            unhex(&hex_upper(&[0, 0xab, 0xff])).unwrap(),
+            [0, 0xab, 0xff]
+        );
         assert_eq!(unhex("0A").unwrap(), [0x0a]);
         assert!(unhex("abc").unwrap_err().contains("odd"));
         assert!(unhex("zz").unwrap_err().contains("hex digit"));
