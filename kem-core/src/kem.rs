@@ -12,16 +12,17 @@ use crate::params::{ByteArray, ParameterSet};
 use crate::pke;
 use crate::poly::Poly;
 
-/// A freshly generated key pair in expanded form (see `pke`): Â^T ‖ t̂ and ŝ,
-/// with ρ for the encoding of ek.
+/// A freshly generated key pair in expanded form (see `pke`): Â^T ‖ t̂ and
+/// ŝ, with the encoded ek and H(ek).
 pub(crate) struct GeneratedKey {
     pub(crate) expanded: Box<[Poly]>,
     pub(crate) s_hat: Box<[Poly]>,
-    pub(crate) rho: [u8; 32],
+    pub(crate) ek: Box<[u8]>,
+    pub(crate) ek_hash: [u8; 32],
 }
 
-/// Algorithm 16: ML-KEM.KeyGen_internal(d, z), up to the encoding: the
-/// caller keeps z and encodes ek (`keys`).
+/// Algorithm 16: ML-KEM.KeyGen_internal(d, z), up to the assembly of dk:
+/// the caller keeps z.
 pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> GeneratedKey {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
     let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
@@ -31,12 +32,14 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> Gene
     crate::ct_taint::declassify(&rho);
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
-    pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat);
+    let mut ek = vec![0u8; P::EK_LEN].into_boxed_slice();
+    let ek_hash = pke::generate::<P, B>(&rho, &sigma, &mut expanded, &mut s_hat, &mut ek);
     sigma.zeroize();
     GeneratedKey {
         expanded,
         s_hat,
-        rho,
+        ek,
+        ek_hash,
     }
 }
 

@@ -80,19 +80,11 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         })
     }
 
-    /// Builds the key from a freshly generated expanded form (KeyGen),
-    /// encoding it.
-    pub(crate) fn from_expanded<B: Backend>(expanded: Box<[Poly]>, rho: &[u8; 32]) -> Self {
-        let k = P::K;
-        let mut bytes: Box<[u8]> = vec![0u8; P::EK_LEN].into_boxed_slice();
-        let (t_bytes, rho_bytes) = bytes.split_at_mut(384 * k);
-        for (p, out) in expanded[k * k..].iter().zip(t_bytes.chunks_exact_mut(384)) {
-            B::encode_12(p, out);
-        }
-        rho_bytes.copy_from_slice(rho);
+    /// The key KeyGen produced: its expanded form, encoding and hash.
+    pub(crate) fn from_generated(expanded: Box<[Poly]>, bytes: Box<[u8]>, h: [u8; 32]) -> Self {
         Self {
             expanded,
-            h: hash::h::<B>(&bytes),
+            h,
             bytes,
             _params: PhantomData,
         }
@@ -200,7 +192,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     pub fn from_seed_parts(d: &[u8; 32], z: &[u8; 32]) -> Self {
         dispatch!(B => {
             let key = kem::keygen_internal::<P, B>(d);
-            let ek = EncapsulationKey::from_expanded::<B>(key.expanded, &key.rho);
+            let ek = EncapsulationKey::from_generated(key.expanded, key.ek, key.ek_hash);
             let mut seed = [0u8; SEED_LEN];
             seed[..32].copy_from_slice(d);
             seed[32..].copy_from_slice(z);

@@ -54,6 +54,7 @@ mod profile_hooks;
 #[cfg(feature = "profiling")]
 pub mod profiling;
 mod sample;
+mod wipe;
 
 pub use backend::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 pub use error::Error;

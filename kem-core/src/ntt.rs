@@ -114,7 +114,7 @@ pub(crate) fn inv_ntt(p: &mut Poly) {
 /// GAMMAS[i] = zeta^(2 BitRev7(i) + 1) · 2^16 mod q: the modulus X^2 - gamma
 /// of coefficient pair i (FIPS 203 Algorithm 11). Pairs 2i and 2i+1 use
 /// ±ZETAS[64 + i].
-const GAMMAS: [i16; 128] = {
+pub(crate) const GAMMAS: [i16; 128] = {
     let mut t = [0i16; 128];
     let mut i = 0;
     while i < 64 {

@@ -26,15 +26,39 @@ pub(crate) fn new_polys(len: usize) -> Box<[Poly]> {
     vec![Poly::ZERO; len].into_boxed_slice()
 }
 
-/// Algorithm 13 (K-PKE.KeyGen) after (ρ, σ) = G(d ‖ k): samples Â, ŝ and ê,
-/// and computes t̂ = Â ∘ ŝ + ê, into `expanded` (see [`expanded_key_len`])
-/// and `s_hat` (k polynomials, canonical coefficients).
+/// Algorithm 13 (K-PKE.KeyGen) after (ρ, σ) = G(d ‖ k), with the encoding
+/// ek = ByteEncode_12(t̂) ‖ ρ (Algorithm 13, line 19) and H(ek) (Algorithm
+/// 16, line 3): fills `expanded` (see [`expanded_key_len`]), `s_hat` (k
+/// polynomials, canonical coefficients) and `ek` (`P::EK_LEN` bytes);
+/// returns H(ek). The backend may overlap the hash with the sampling.
 pub(crate) fn generate<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
     expanded: &mut [Poly],
     s_hat: &mut [Poly],
-) {
+    ek: &mut [u8],
+) -> [u8; 32] {
+    let k = P::K;
+    let h = B::generate_key::<P>(rho, sigma, expanded, s_hat, ek);
+    for s in s_hat.iter_mut() {
+        s.make_canonical();
+    }
+    transpose(k, &mut expanded[..k * k]);
+    h
+}
+
+/// Key generation one step after the other, the definition every backend's
+/// `Backend::generate_key` must match: samples the row-major matrix Â into
+/// `expanded[..k²]`, ŝ into `s_hat` (reduced, not yet canonical) and ê;
+/// computes t̂ = Â ∘ ŝ + ê into `expanded[k²..]` (canonical); writes ek and
+/// returns H(ek).
+pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
+    rho: &[u8; 32],
+    sigma: &[u8; 32],
+    expanded: &mut [Poly],
+    s_hat: &mut [Poly],
+    ek: &mut [u8],
+) -> [u8; 32] {
     let k = P::K;
     let (a_hat, t_hat) = expanded.split_at_mut(k * k);
     // Row-major Â first: t̂_i is the product of row i with ŝ.
@@ -47,18 +71,23 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
     for p in s_hat.iter_mut().chain(e.as_mut().iter_mut()) {
         B::ntt(p);
     }
-    for ((t, row), e) in t_hat.iter_mut().zip(a_hat.chunks_exact(k)).zip(e.as_ref()) {
+    let (t_bytes, rho_bytes) = ek.split_at_mut(384 * k);
+    for (((t, row), e), bytes) in t_hat
+        .iter_mut()
+        .zip(a_hat.chunks_exact(k))
+        .zip(e.as_ref())
+        .zip(t_bytes.chunks_exact_mut(384))
+    {
         B::multiply_accumulate(t, row, s_hat);
         t.scale_to_montgomery();
         t.add_assign(e);
         t.reduce();
         t.make_canonical();
-    }
-    for s in s_hat.iter_mut() {
-        s.make_canonical();
+        B::encode_12(t, bytes);
     }
     zeroize_all(e.as_mut());
-    transpose(k, a_hat);
+    rho_bytes.copy_from_slice(rho);
+    crate::hash::h::<B>(ek)
 }
 
 /// The expanded form of an encapsulation key `ek` = ByteEncode_12(t̂) ‖ ρ

@@ -15,6 +15,7 @@
 //! supports AVX2 and BMI1, the requirements of the `unsafe` calls below.
 
 use super::Backend;
+use crate::params::ParameterSet;
 use crate::poly::Poly;
 
 /// The AVX2 backend (selected only on CPUs with AVX2; see the module docs).
@@ -39,7 +40,20 @@ impl Backend for Avx2 {
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
-    avx2_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]));
+
+    #[inline(always)]
+    fn generate_key<P: ParameterSet>(
+        rho: &[u8; 32],
+        sigma: &[u8; 32],
+        expanded: &mut [Poly],
+        s_hat: &mut [Poly],
+        ek: &mut [u8],
+    ) -> [u8; 32] {
+        // SAFETY: `Avx2` runs only where AVX2 and BMI1 are available
+        // (module docs).
+        unsafe { with_avx2::generate_key::<P>(rho, sigma, expanded, s_hat, ek) }
+    }
+
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
@@ -50,14 +64,13 @@ impl Backend for Avx2 {
 
 /// The portable definitions, compiled for AVX2.
 mod with_avx2 {
-    use zeroize::Zeroize;
 
     use crate::backend::keccak_x4::SpongeX4;
     use crate::backend::ntt_avx2;
     use crate::backend::{Backend, Portable};
     use crate::hash::{SHAKE256_RATE, SHAKE_DOMAIN};
+    use crate::params::ParameterSet;
     use crate::poly::Poly;
-    use crate::sample;
 
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
     #[target_feature(enable = "avx2,bmi1")]
@@ -86,13 +99,24 @@ mod with_avx2 {
 
     #[target_feature(enable = "avx2")]
     pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-        Portable::multiply_accumulate(acc, a, b);
+        crate::backend::basemul_avx2::multiply_accumulate(acc, a, b);
     }
 
-    /// Â with four SampleNTT streams at a time (see `expand_avx2`).
+    /// Key generation as one pool of sponges (see `keygen_avx2`).
     #[target_feature(enable = "avx2")]
-    pub(super) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-        crate::backend::expand_avx2::sample_matrix(rho, k, out);
+    pub(super) fn generate_key<P: ParameterSet>(
+        rho: &[u8; 32],
+        sigma: &[u8; 32],
+        expanded: &mut [Poly],
+        s_hat: &mut [Poly],
+        ek: &mut [u8],
+    ) -> [u8; 32] {
+        use crate::backend::keygen_avx2::generate;
+        match P::ETA1 {
+            2 => generate::<2>(rho, sigma, P::K, expanded, s_hat, ek),
+            3 => generate::<3>(rho, sigma, P::K, expanded, s_hat, ek),
+            _ => unreachable!("FIPS 203 uses eta1 = 2 or 3 only"),
+        }
     }
 
     /// H(ek) and Â sharing one 4-way Keccak (see `expand_avx2`).
@@ -149,9 +173,9 @@ mod with_avx2 {
             offset = end;
         }
         for (poly, buffer) in out.iter_mut().zip(&buffers) {
-            sample::sample_poly_cbd::<ETA>(&buffer[..len], poly);
+            crate::backend::cbd_avx2::sample_poly_cbd::<ETA>(&buffer[..len], poly);
         }
-        buffers.zeroize();
+        crate::wipe::wipe(&mut buffers, [[0; 64 * 3]; 4]);
     }
 
     #[target_feature(enable = "avx2")]

@@ -6,9 +6,9 @@
 //! and squeezing 168-byte blocks until the entry has 256 coefficients, then
 //! starting the next entry; an instance whose job ends takes the next
 //! entry. For ML-KEM-768 that is 9 four-way permutations instead of six
-//! four-way and twelve one-way ones; without a hash (key generation), the
-//! nine entries take 7 four-way permutations. Everything here is public
-//! data.
+//! four-way and twelve one-way ones. Everything here is public data. Key
+//! generation, whose ek is not known yet, has its own pool
+//! (`keygen_avx2`), built from the pieces here.
 
 use crate::backend::keccak_x4::permute_states;
 use crate::backend::rej_avx2;
@@ -16,8 +16,8 @@ use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
 
-const SHA3_256_RATE: usize = 136;
-const SHA3_DOMAIN: u8 = 0x06;
+pub(super) const SHA3_256_RATE: usize = 136;
+pub(super) const SHA3_DOMAIN: u8 = 0x06;
 
 /// What one Keccak instance is doing.
 #[derive(Clone, Copy)]
@@ -37,7 +37,7 @@ enum Job {
 /// Block `index` of the padded message `data` for a sponge of rate `RATE`
 /// (FIPS 202 pad10*1: the last block carries the domain byte and the final
 /// bit; it is block `data.len() / RATE`, possibly with no data).
-fn padded_block<const RATE: usize>(data: &[u8], index: usize, domain: u8) -> [u8; RATE] {
+pub(super) fn padded_block<const RATE: usize>(data: &[u8], index: usize, domain: u8) -> [u8; RATE] {
     let mut block = [0u8; RATE];
     let start = index * RATE;
     if start + RATE <= data.len() {
@@ -52,13 +52,13 @@ fn padded_block<const RATE: usize>(data: &[u8], index: usize, domain: u8) -> [u8
 }
 
 /// Number of blocks of a padded message of `len` bytes at rate `rate`.
-fn padded_blocks(len: usize, rate: usize) -> usize {
+pub(super) fn padded_blocks(len: usize, rate: usize) -> usize {
     len / rate + 1
 }
 
 /// Starts SampleNTT(ρ ‖ j ‖ i) for matrix entry `entry` (row-major k×k
 /// index) on a fresh state.
-fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
+pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
     let mut input = [0u8; 34];
     input[..32].copy_from_slice(rho);
     input[32] = (entry % k) as u8;
@@ -78,40 +78,20 @@ pub(crate) fn hash_and_sample_matrix(
     k: usize,
     out: &mut [Poly],
 ) -> [u8; 32] {
-    run(Some(ek), rho, k, out)
-}
-
-/// The row-major matrix Â alone, all four instances sampling entries.
-#[target_feature(enable = "avx2")]
-pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-    run(None, rho, k, out);
-}
-
-/// Samples Â into `out` and, given `ek`, hashes it on the side; returns
-/// H(ek) (zero without `ek`).
-#[target_feature(enable = "avx2")]
-fn run(ek: Option<&[u8]>, rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
     let entries = k * k;
     count(Primitive::Xof, entries as u64);
-    if ek.is_some() {
-        count(Primitive::H, 1);
-    }
+    count(Primitive::H, 1);
     let mut states = [[0u64; 25]; 4];
     let mut jobs = [Job::Idle; 4];
     let mut next_entry = 0;
     let mut digest = [0u8; 32];
 
-    // With ek, instance 3 hashes; the others take the first entries.
-    let (ek, hash_blocks, samplers) = match ek {
-        Some(ek) => {
-            let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
-            xor_block(&mut states[3], &first);
-            jobs[3] = Job::Hash { next_block: 1 };
-            (ek, padded_blocks(ek.len(), SHA3_256_RATE), 3)
-        }
-        None => (&[][..], 0, 4),
-    };
-    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(samplers) {
+    // Instance 3 hashes; the others take the first entries.
+    let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
+    xor_block(&mut states[3], &first);
+    jobs[3] = Job::Hash { next_block: 1 };
+    let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
+    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(3) {
         if next_entry < entries {
             start_entry(state, rho, k, next_entry);
             *job = Job::Sample {

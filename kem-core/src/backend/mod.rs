@@ -11,11 +11,17 @@
 #[allow(unsafe_code)]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
+mod basemul_avx2;
+#[cfg(target_arch = "x86_64")]
+mod cbd_avx2;
+#[cfg(target_arch = "x86_64")]
 mod expand_avx2;
 #[cfg(target_arch = "x86_64")]
 mod keccak_f1600;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
+#[cfg(target_arch = "x86_64")]
+mod keygen_avx2;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
 mod portable;
@@ -28,6 +34,7 @@ pub(crate) use avx2::Avx2;
 pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
+use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::{compress, encode, ntt, sample};
 
@@ -67,6 +74,20 @@ pub(crate) trait Backend: Sized + 'static {
             let (i, j) = (index / k, index % k);
             sample::sample_ntt::<Self>(rho, j as u8, i as u8, entry);
         }
+    }
+
+    /// Algorithm 13 (K-PKE.KeyGen) after G, with ek = ByteEncode_12(t̂) ‖ ρ
+    /// and H(ek): see [`crate::pke::generate_sequential`] for what it fills.
+    /// A backend may overlap the hash with the sampling.
+    #[inline(always)]
+    fn generate_key<P: ParameterSet>(
+        rho: &[u8; 32],
+        sigma: &[u8; 32],
+        expanded: &mut [Poly],
+        s_hat: &mut [Poly],
+        ek: &mut [u8],
+    ) -> [u8; 32] {
+        crate::pke::generate_sequential::<P, Self>(rho, sigma, expanded, s_hat, ek)
     }
 
     /// H(ek) and the row-major matrix Â (as `sample_matrix`) of an

@@ -43,7 +43,7 @@ use crate::ntt::{INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
 
 /// q^-1 mod 2^16, as a signed value (as in `field`).
-const Q_INV: i16 = -3327;
+pub(super) const Q_INV: i16 = -3327;
 
 /// round(2^26 / q), the Barrett constant of `field::barrett_reduce`.
 const BARRETT_V: i16 = 20159;
@@ -132,7 +132,7 @@ static INVERSE_TWIDDLES: [[Twiddles; 3]; 8] = twiddle_table(true);
 #[allow(unsafe_code)]
 #[inline]
 #[target_feature(enable = "avx2")]
-fn load(s: &[i16]) -> __m256i {
+pub(super) fn load(s: &[i16]) -> __m256i {
     let s = &s[..16];
     // SAFETY: `s` is 16 readable i16 (32 bytes); vmovdqu has no alignment
     // requirement, and AVX2 is enabled on this function.
@@ -143,7 +143,7 @@ fn load(s: &[i16]) -> __m256i {
 #[allow(unsafe_code)]
 #[inline]
 #[target_feature(enable = "avx2")]
-fn store(s: &mut [i16], v: __m256i) {
+pub(super) fn store(s: &mut [i16], v: __m256i) {
     let s = &mut s[..16];
     // SAFETY: `s` is 16 writable i16 (32 bytes); vmovdqu has no alignment
     // requirement, and AVX2 is enabled on this function.
@@ -153,7 +153,7 @@ fn store(s: &mut [i16], v: __m256i) {
 /// Lane-wise `field::fqmul(zeta, b)`, given `zeta_qinv = zeta · Q_INV`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn fqmul(b: __m256i, zeta: __m256i, zeta_qinv: __m256i) -> __m256i {
+pub(super) fn fqmul(b: __m256i, zeta: __m256i, zeta_qinv: __m256i) -> __m256i {
     let t = _mm256_mullo_epi16(b, zeta_qinv);
     let high = _mm256_mulhi_epi16(b, zeta);
     let correction = _mm256_mulhi_epi16(t, _mm256_set1_epi16(Q));
@@ -163,7 +163,7 @@ fn fqmul(b: __m256i, zeta: __m256i, zeta_qinv: __m256i) -> __m256i {
 /// Lane-wise `field::barrett_reduce`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn barrett_reduce(a: __m256i) -> __m256i {
+pub(super) fn barrett_reduce(a: __m256i) -> __m256i {
     let high = _mm256_mulhi_epi16(a, _mm256_set1_epi16(BARRETT_V));
     let t = _mm256_srai_epi16::<10>(_mm256_add_epi16(high, _mm256_set1_epi16(1 << 9)));
     _mm256_sub_epi16(a, _mm256_mullo_epi16(t, _mm256_set1_epi16(Q)))

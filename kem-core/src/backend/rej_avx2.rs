@@ -23,15 +23,15 @@
 //! derived from ρ, part of the encapsulation key), so they need not be
 //! constant time.
 //!
-//! No `unsafe`: the intrinsics used are value-only, hence safe to call in a
-//! `#[target_feature(enable = "avx2")]` function; bytes move in and out of
-//! vectors through `u64` values.
+//! The intrinsics used are value-only, hence safe to call in a
+//! `#[target_feature(enable = "avx2")]` function; the only `unsafe` is the
+//! unaligned 16-byte loads and stores, on bounds-checked slices.
 
 use core::arch::x86_64::{
     __m128i, _mm256_and_si256, _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16,
     _mm256_extracti128_si256, _mm256_movemask_epi8, _mm256_packs_epi16, _mm256_set1_epi16,
-    _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm_cvtsi128_si64,
-    _mm_extract_epi64, _mm_set_epi64x,
+    _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm_loadu_si128,
+    _mm_storeu_si128,
 };
 
 use crate::field::Q;
@@ -89,32 +89,33 @@ const STEP_BYTES: usize = 24;
 /// Candidates a vector step can append, at most.
 const STEP_LANES: usize = 16;
 
-/// The little-endian `u64` at `bytes[at..at + 8]`.
-#[inline(always)]
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(word)
+/// The first 16 bytes of `bytes`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load16(bytes: &[u8]) -> __m128i {
+    let bytes = &bytes[..16];
+    // SAFETY: `bytes` is 16 readable bytes; vmovdqu has no alignment
+    // requirement, and AVX2 (which implies SSE2) is enabled here.
+    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
 }
 
 /// The compaction shuffle for `mask` as a vector.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn compact_shuffle(mask: usize) -> __m128i {
-    let entry = &COMPACT.0[mask];
-    _mm_set_epi64x(u64_at(entry, 8) as i64, u64_at(entry, 0) as i64)
+    load16(&COMPACT.0[mask])
 }
 
-/// Writes the eight 16-bit lanes of `v` to `out`.
+/// Writes the eight 16-bit lanes of `v` to the first eight entries of `out`.
+#[allow(unsafe_code)]
 #[inline]
 #[target_feature(enable = "avx2")]
-fn store_lanes(out: &mut [i16; 8], v: __m128i) {
-    let lo = _mm_cvtsi128_si64(v) as u64;
-    let hi = _mm_extract_epi64::<1>(v) as u64;
-    for i in 0..4 {
-        out[i] = (lo >> (16 * i)) as i16;
-        out[4 + i] = (hi >> (16 * i)) as i16;
-    }
+fn store_lanes(out: &mut [i16], v: __m128i) {
+    let out = &mut out[..8];
+    // SAFETY: `out` is 8 writable i16 (16 bytes); vmovdqu has no alignment
+    // requirement, and AVX2 (which implies SSE2) is enabled here.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
 }
 
 /// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
@@ -142,9 +143,7 @@ pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: 
     let mut pos = 0;
     while filled + STEP_LANES <= N && pos + STEP_BYTES <= bytes.len() {
         let chunk = &bytes[pos..pos + STEP_BYTES];
-        let (w0, w1, w2) = (u64_at(chunk, 0), u64_at(chunk, 8), u64_at(chunk, 16));
-        let lo = _mm_set_epi64x(w1 as i64, w0 as i64);
-        let hi = _mm_set_epi64x(w2 as i64, w1 as i64);
+        let (lo, hi) = (load16(chunk), load16(&chunk[8..]));
         let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread);
         // Even lanes (d1): low 12 bits. Odd lanes (d2): the top 12 bits.
         let v = _mm256_blend_epi16::<0xaa>(v, _mm256_srli_epi16::<4>(v));
@@ -160,11 +159,9 @@ pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: 
         let packed = _mm256_shuffle_epi8(v, shuffle);
 
         // filled + 16 <= N, so both 8-lane stores are in bounds.
-        let out: &mut [i16; 8] = (&mut coeffs[filled..filled + 8]).try_into().unwrap();
-        store_lanes(out, _mm256_castsi256_si128(packed));
+        store_lanes(&mut coeffs[filled..], _mm256_castsi256_si128(packed));
         filled += usize::from(POPCOUNT[m0]);
-        let out: &mut [i16; 8] = (&mut coeffs[filled..filled + 8]).try_into().unwrap();
-        store_lanes(out, _mm256_extracti128_si256::<1>(packed));
+        store_lanes(&mut coeffs[filled..], _mm256_extracti128_si256::<1>(packed));
         filled += usize::from(POPCOUNT[m1]);
 
         pos += STEP_BYTES;

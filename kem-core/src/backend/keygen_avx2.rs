@@ -1,0 +1,373 @@
+//! Key generation on AVX2 as one pool of Keccak sponges.
+//!
+//! After G, K-PKE.KeyGen (Algorithm 13) and H(ek) (Algorithm 16) run
+//! k² + 2k + 1 sponges: the XOF of SampleNTT for each entry of Â, the PRF
+//! of each polynomial of ŝ and ê, and SHA3-256 over ek. Only the hash
+//! depends on the others, and only on a prefix of ek at a time: t̂ = Â ∘ ŝ + ê
+//! is computed coefficient by coefficient in the NTT domain, so the first
+//! coefficients of row i of t̂ are known as soon as every entry of row i of Â
+//! has its first coefficients (and ŝ and ê_i are sampled), and H can absorb a
+//! block of ek as soon as its bytes are known.
+//!
+//! So all of them run as one pool on the four-way permutation. Each step
+//! picks up to four sponges that can move, in this order: the hash (the
+//! longest chain), the noise of ŝ, then row by row the noise of ê_i and the
+//! entries of row i, least advanced first. It permutes them together (a
+//! lone sponge takes the one-way permutation, which costs a little less than
+//! the four-way one), then each consumes its block. Between steps, t̂ is
+//! computed and encoded into ek as far as Â allows, [`CHUNK`] coefficients
+//! at a time. For ML-KEM-768 that is 10 four-way and 2 one-way permutations
+//! after G, where sampling first and hashing afterwards took 11 four-way
+//! and 9 one-way ones.
+//!
+//! The output is the sequential algorithm's (`pke::generate_sequential`),
+//! byte for byte: every sponge sees the same input, and each coefficient of
+//! t̂ is computed by the same formulas. The schedule depends only on how
+//! many candidates each matrix block yields, which is public (ρ is part of
+//! ek); the noise sponges and buffers, which are secret, are zeroized when
+//! they are consumed.
+
+use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
+use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE, SHA3_DOMAIN};
+use super::keccak_x4::permute_lanes;
+use super::{cbd_avx2, ntt_avx2, rej_avx2, Avx2};
+use crate::encode::pack_coeffs;
+use crate::hash::{read_lanes, xor_block, Permutation, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::poly::{zeroize_all, Poly, N};
+use crate::profile_hooks::{count, Primitive};
+use crate::wipe::wipe;
+
+/// Coefficients of t̂ computed and encoded at a time (48 bytes of ek); the
+/// hash waits for at most this many.
+const CHUNK: usize = 32;
+
+const MAX_K: usize = 4;
+/// Sponges of the pool: the hash, 2k noise streams, k² matrix entries.
+const MAX_SPONGES: usize = 1 + 2 * MAX_K + MAX_K * MAX_K;
+/// Where the hash sponge is in the pool; noise stream i is at 1 + i, and
+/// matrix entry e (row-major) at 1 + 2k + e.
+const HASH: usize = 0;
+
+/// What one sponge of the pool is doing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Job {
+    /// H(ek), absorbing block `next_block` of ek next.
+    Hash { next_block: usize },
+    /// PRF stream `index` (nonce `index`: ŝ for index < k, then ê), with
+    /// `squeezed` of its 64·eta bytes read.
+    Noise { index: usize, squeezed: usize },
+    /// SampleNTT for row-major entry `entry` of Â.
+    Sample { entry: usize },
+    /// Nothing left to do.
+    Done,
+}
+
+/// Up to four sponges chosen for one permutation step.
+struct Step {
+    sponges: [usize; 4],
+    len: usize,
+}
+
+impl Step {
+    /// Adds sponge `index` if there is room; reports whether the step is full.
+    fn push(&mut self, index: usize) -> bool {
+        if self.len < 4 {
+            self.sponges[self.len] = index;
+            self.len += 1;
+        }
+        self.len == 4
+    }
+}
+
+/// The pool and the key being built.
+struct Pool<'a, const ETA1: usize> {
+    k: usize,
+    states: [[u64; 25]; MAX_SPONGES],
+    /// Scratch states for the lanes of a step with fewer than four sponges.
+    idle: [[u64; 25]; 4],
+    jobs: [Job; MAX_SPONGES],
+    /// Blocks squeezed per matrix entry (its progress, for the priority).
+    blocks: [u8; MAX_K * MAX_K],
+    /// Coefficients sampled per matrix entry.
+    filled: [usize; MAX_K * MAX_K],
+    /// PRF output of each noise stream that spans two blocks (eta1 = 3),
+    /// until it is complete.
+    noise_bytes: [[u8; 64 * 3]; 2 * MAX_K],
+    /// Noise streams finished (CBD and NTT done).
+    noise_done: [bool; 2 * MAX_K],
+    /// Row-major Â (k² polynomials) then t̂ (k).
+    expanded: &'a mut [Poly],
+    s_hat: &'a mut [Poly],
+    e_hat: [Poly; MAX_K],
+    ek: &'a mut [u8],
+    /// The row of t̂ being computed, and its coefficients done so far.
+    t_row: usize,
+    t_done: usize,
+    /// Bytes of ek known so far.
+    ek_ready: usize,
+    digest: [u8; 32],
+}
+
+/// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
+/// parameter set of rank `k` and eta1 = `ETA1`: the contract of
+/// `Backend::generate_key` (Â row-major, ŝ reduced, t̂ canonical).
+#[target_feature(enable = "avx2")]
+pub(crate) fn generate<const ETA1: usize>(
+    rho: &[u8; 32],
+    sigma: &[u8; 32],
+    k: usize,
+    expanded: &mut [Poly],
+    s_hat: &mut [Poly],
+    ek: &mut [u8],
+) -> [u8; 32] {
+    debug_assert!((2..=MAX_K).contains(&k) && expanded.len() == k * k + k);
+    count(Primitive::Xof, (k * k) as u64);
+    count(Primitive::Prf, 2 * k as u64);
+    count(Primitive::H, 1);
+    ek[384 * k..].copy_from_slice(rho);
+    let mut pool = Pool::<ETA1> {
+        k,
+        states: [[0; 25]; MAX_SPONGES],
+        idle: [[0; 25]; 4],
+        jobs: [Job::Done; MAX_SPONGES],
+        blocks: [0; MAX_K * MAX_K],
+        filled: [0; MAX_K * MAX_K],
+        noise_bytes: [[0; 64 * 3]; 2 * MAX_K],
+        noise_done: [false; 2 * MAX_K],
+        expanded,
+        s_hat,
+        e_hat: [Poly::ZERO; MAX_K],
+        ek,
+        t_row: 0,
+        t_done: 0,
+        ek_ready: 0,
+        digest: [0; 32],
+    };
+    pool.jobs[HASH] = Job::Hash { next_block: 0 };
+    for index in 0..2 * k {
+        let mut input = [0u8; 33];
+        input[..32].copy_from_slice(sigma);
+        input[32] = index as u8;
+        let block = padded_block::<SHAKE256_RATE>(&input, 0, SHAKE_DOMAIN);
+        xor_block(&mut pool.states[1 + index], &block);
+        wipe(&mut input, [0; 33]);
+        pool.jobs[1 + index] = Job::Noise { index, squeezed: 0 };
+    }
+    for entry in 0..k * k {
+        start_entry(&mut pool.states[1 + 2 * k + entry], rho, k, entry);
+        pool.jobs[1 + 2 * k + entry] = Job::Sample { entry };
+    }
+    while pool.step() {
+        pool.advance_public_key();
+    }
+    debug_assert!(pool.t_row == k && pool.jobs.iter().all(|&job| job == Job::Done));
+    // Each noise stream's bytes and state were wiped when it was consumed.
+    zeroize_all(&mut pool.e_hat[..k]);
+    pool.digest
+}
+
+impl<const ETA1: usize> Pool<'_, ETA1> {
+    /// Whether the hash can absorb its next block now.
+    fn hash_ready(&self) -> bool {
+        match self.jobs[HASH] {
+            // The last block is padded and needs the whole of ek.
+            Job::Hash { next_block } => {
+                self.ek_ready >= ((next_block + 1) * SHA3_256_RATE).min(self.ek.len())
+            }
+            _ => false,
+        }
+    }
+
+    /// The sponges of the next step, in priority order.
+    fn choose(&self) -> Step {
+        let k = self.k;
+        let mut step = Step {
+            sponges: [0; 4],
+            len: 0,
+        };
+        if self.hash_ready() && step.push(HASH) {
+            return step;
+        }
+        for index in 0..k {
+            if self.jobs[1 + index] != Job::Done && step.push(1 + index) {
+                return step;
+            }
+        }
+        for row in 0..k {
+            if self.jobs[1 + k + row] != Job::Done && step.push(1 + k + row) {
+                return step;
+            }
+            // The row's unfinished entries, least advanced first.
+            let mut entries = [0usize; MAX_K];
+            let mut len = 0;
+            for entry in row * k..(row + 1) * k {
+                if self.jobs[1 + 2 * k + entry] != Job::Done {
+                    entries[len] = entry;
+                    len += 1;
+                }
+            }
+            let entries = &mut entries[..len];
+            entries.sort_unstable_by_key(|&entry| (self.blocks[entry], entry));
+            for &entry in entries.iter() {
+                if step.push(1 + 2 * k + entry) {
+                    return step;
+                }
+            }
+        }
+        step
+    }
+
+    /// Runs one permutation step; false when every sponge is done.
+    #[target_feature(enable = "avx2")]
+    fn step(&mut self) -> bool {
+        let step = self.choose();
+        let chosen = &step.sponges[..step.len];
+        if chosen.is_empty() {
+            return false;
+        }
+        if let Job::Hash { next_block } = self.jobs[HASH] {
+            if chosen.contains(&HASH) {
+                let block = padded_block::<SHA3_256_RATE>(self.ek, next_block, SHA3_DOMAIN);
+                xor_block(&mut self.states[HASH], &block);
+            }
+        }
+        self.permute(chosen);
+        for &sponge in chosen {
+            self.consume(sponge);
+        }
+        true
+    }
+
+    /// Keccak-f[1600] on the chosen sponges: four-way, or one-way for one.
+    #[target_feature(enable = "avx2")]
+    fn permute(&mut self, chosen: &[usize]) {
+        if let [only] = chosen {
+            <Avx2 as Permutation>::keccak_f1600(&mut self.states[*only]);
+            return;
+        }
+        // Lanes without a sponge permute scratch states (public: they only
+        // ever hold permutations of zeros), whose results are dropped.
+        let mut lanes: [&mut [u64; 25]; 4] = self.idle.each_mut();
+        let mut rest: &mut [[u64; 25]] = &mut self.states;
+        let mut taken = 0;
+        // `chosen` is in priority order, not index order: take the states
+        // by ascending index, each a disjoint borrow.
+        let mut order = [0usize; 4];
+        order[..chosen.len()].copy_from_slice(chosen);
+        let order = &mut order[..chosen.len()];
+        order.sort_unstable();
+        for (lane, &index) in lanes.iter_mut().zip(order.iter()) {
+            let (_, tail) = rest.split_at_mut(index - taken);
+            let (state, tail) = tail.split_first_mut().expect("index within the pool");
+            *lane = state;
+            rest = tail;
+            taken = index + 1;
+        }
+        permute_lanes(lanes);
+    }
+
+    /// Lets sponge `index` use the block its permutation produced.
+    #[target_feature(enable = "avx2")]
+    fn consume(&mut self, index: usize) {
+        let state = &mut self.states[index];
+        match self.jobs[index] {
+            Job::Hash { next_block } => {
+                let next_block = next_block + 1;
+                if next_block == padded_blocks(self.ek.len(), SHA3_256_RATE) {
+                    read_lanes(state, &mut self.digest);
+                    self.jobs[index] = Job::Done;
+                } else {
+                    self.jobs[index] = Job::Hash { next_block };
+                }
+            }
+            Job::Noise {
+                index: stream,
+                squeezed,
+            } => {
+                let len = 64 * ETA1;
+                let k = self.k;
+                let poly = if stream < k {
+                    &mut self.s_hat[stream]
+                } else {
+                    &mut self.e_hat[stream - k]
+                };
+                if ETA1 == 2 {
+                    // 128 bytes: the first 16 lanes of one block.
+                    let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
+                    cbd_avx2::sample_poly_cbd2(words, poly);
+                } else {
+                    let bytes = &mut self.noise_bytes[stream];
+                    let end = (squeezed + SHAKE256_RATE).min(len);
+                    read_lanes(state, &mut bytes[squeezed..end]);
+                    if end < len {
+                        self.jobs[index] = Job::Noise {
+                            index: stream,
+                            squeezed: end,
+                        };
+                        return;
+                    }
+                    cbd_avx2::sample_poly_cbd::<ETA1>(&bytes[..len], poly);
+                    wipe(bytes, [0; 64 * 3]);
+                }
+                wipe(state, [0; 25]);
+                ntt_avx2::ntt(poly);
+                self.noise_done[stream] = true;
+                self.jobs[index] = Job::Done;
+            }
+            Job::Sample { entry } => {
+                let mut block = [0u8; SHAKE128_RATE];
+                read_lanes(state, &mut block);
+                self.blocks[entry] += 1;
+                let filled = &mut self.filled[entry];
+                *filled =
+                    rej_avx2::rejection_sample(&mut self.expanded[entry].coeffs, *filled, &block);
+                if *filled == N {
+                    self.jobs[index] = Job::Done;
+                }
+            }
+            Job::Done => unreachable!("a finished sponge is never chosen"),
+        }
+    }
+
+    /// Computes and encodes t̂ as far as the sampled coefficients allow.
+    #[target_feature(enable = "avx2")]
+    fn advance_public_key(&mut self) {
+        let k = self.k;
+        if !self.noise_done[..k].iter().all(|&done| done) {
+            return;
+        }
+        while self.t_row < k && self.noise_done[k + self.t_row] {
+            let row = self.t_row;
+            let sampled = self.filled[row * k..(row + 1) * k]
+                .iter()
+                .copied()
+                .min()
+                .unwrap_or(N);
+            let target = if sampled == N {
+                N
+            } else {
+                sampled / CHUNK * CHUNK
+            };
+            if target > self.t_done {
+                let start = self.t_done;
+                let (a_hat, t_hat) = self.expanded.split_at_mut(k * k);
+                let t = &mut t_hat[row].coeffs[start..target];
+                multiply_accumulate_range(t, &a_hat[row * k..(row + 1) * k], self.s_hat, start);
+                finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
+                let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];
+                pack_coeffs::<12>(t, bytes, |c| c as u16);
+                self.t_done = target;
+            }
+            if self.t_done < N {
+                break;
+            }
+            self.t_row += 1;
+            self.t_done = 0;
+        }
+        self.ek_ready = if self.t_row == k {
+            self.ek.len()
+        } else {
+            384 * self.t_row + self.t_done * 3 / 2
+        };
+    }
+}
