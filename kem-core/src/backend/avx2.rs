@@ -112,10 +112,12 @@ mod with_avx2 {
         ek: &mut [u8],
     ) -> [u8; 32] {
         use crate::backend::keygen_avx2::generate;
-        match P::ETA1 {
-            2 => generate::<2>(rho, sigma, P::K, expanded, s_hat, ek),
-            3 => generate::<3>(rho, sigma, P::K, expanded, s_hat, ek),
-            _ => unreachable!("FIPS 203 uses eta1 = 2 or 3 only"),
+        // (k, eta1) of the three parameter sets, with the pool's sizes.
+        match (P::K, P::ETA1) {
+            (2, 3) => generate::<2, 3, 9, 4>(rho, sigma, expanded, s_hat, ek),
+            (3, 2) => generate::<3, 2, 16, 0>(rho, sigma, expanded, s_hat, ek),
+            (4, 2) => generate::<4, 2, 25, 0>(rho, sigma, expanded, s_hat, ek),
+            _ => unreachable!("FIPS 203 has three parameter sets"),
         }
     }
 

@@ -102,7 +102,6 @@ pub(crate) fn hash_and_sample_matrix(
         }
     }
 
-    let mut block = [0u8; SHAKE128_RATE];
     while jobs.iter().any(|job| !matches!(job, Job::Idle)) {
         permute_states(&mut states);
         for (state, job) in states.iter_mut().zip(jobs.iter_mut()) {
@@ -118,8 +117,8 @@ pub(crate) fn hash_and_sample_matrix(
                     true
                 }
                 Job::Sample { entry, filled } => {
-                    read_lanes(state, &mut block);
-                    *filled = rej_avx2::rejection_sample(&mut out[*entry].coeffs, *filled, &block);
+                    *filled =
+                        rej_avx2::rejection_sample_block(&mut out[*entry].coeffs, *filled, state);
                     *filled == N
                 }
                 Job::Idle => false,

@@ -32,7 +32,7 @@ use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE
 use super::keccak_x4::permute_lanes;
 use super::{cbd_avx2, ntt_avx2, rej_avx2, Avx2};
 use crate::encode::pack_coeffs;
-use crate::hash::{read_lanes, xor_block, Permutation, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, Permutation, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
@@ -41,9 +41,8 @@ use crate::wipe::wipe;
 /// hash waits for at most this many.
 const CHUNK: usize = 32;
 
+/// The largest rank, for per-row scratch.
 const MAX_K: usize = 4;
-/// Sponges of the pool: the hash, 2k noise streams, k² matrix entries.
-const MAX_SPONGES: usize = 1 + 2 * MAX_K + MAX_K * MAX_K;
 /// Where the hash sponge is in the pool; noise stream i is at 1 + i, and
 /// matrix entry e (row-major) at 1 + 2k + e.
 const HASH: usize = 0;
@@ -80,25 +79,30 @@ impl Step {
 }
 
 /// The pool and the key being built.
-struct Pool<'a, const ETA1: usize> {
-    k: usize,
-    states: [[u64; 25]; MAX_SPONGES],
+///
+/// `SPONGES` is 1 + 2k + k² and `NOISE_BUFFERS` is 2k when eta1 = 3 (a
+/// PRF output spans two blocks), else 0: array lengths cannot be computed
+/// from `K` on stable Rust, so the caller passes them (checked at compile
+/// time).
+struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFERS: usize>
+{
+    states: [[u64; 25]; SPONGES],
     /// Scratch states for the lanes of a step with fewer than four sponges.
     idle: [[u64; 25]; 4],
-    jobs: [Job; MAX_SPONGES],
+    jobs: [Job; SPONGES],
     /// Blocks squeezed per matrix entry (its progress, for the priority).
-    blocks: [u8; MAX_K * MAX_K],
+    blocks: [u8; SPONGES],
     /// Coefficients sampled per matrix entry.
-    filled: [usize; MAX_K * MAX_K],
+    filled: [usize; SPONGES],
     /// PRF output of each noise stream that spans two blocks (eta1 = 3),
     /// until it is complete.
-    noise_bytes: [[u8; 64 * 3]; 2 * MAX_K],
+    noise_bytes: [[u8; 64 * 3]; NOISE_BUFFERS],
     /// Noise streams finished (CBD and NTT done).
-    noise_done: [bool; 2 * MAX_K],
+    noise_done: [bool; SPONGES],
     /// Row-major Â (k² polynomials) then t̂ (k).
     expanded: &'a mut [Poly],
     s_hat: &'a mut [Poly],
-    e_hat: [Poly; MAX_K],
+    e_hat: [Poly; K],
     ek: &'a mut [u8],
     /// The row of t̂ being computed, and its coefficients done so far.
     t_row: usize,
@@ -109,34 +113,43 @@ struct Pool<'a, const ETA1: usize> {
 }
 
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
-/// parameter set of rank `k` and eta1 = `ETA1`: the contract of
+/// parameter set of rank `K` and eta1 = `ETA1` (`SPONGES` and
+/// `NOISE_BUFFERS` as in [`Pool`]): the contract of
 /// `Backend::generate_key` (Â row-major, ŝ reduced, t̂ canonical).
 #[target_feature(enable = "avx2")]
-pub(crate) fn generate<const ETA1: usize>(
+pub(crate) fn generate<
+    const K: usize,
+    const ETA1: usize,
+    const SPONGES: usize,
+    const NOISE_BUFFERS: usize,
+>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    k: usize,
     expanded: &mut [Poly],
     s_hat: &mut [Poly],
     ek: &mut [u8],
 ) -> [u8; 32] {
-    debug_assert!((2..=MAX_K).contains(&k) && expanded.len() == k * k + k);
+    const {
+        assert!(K <= MAX_K && SPONGES == 1 + 2 * K + K * K);
+        assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
+    }
+    let k = K;
+    debug_assert!(expanded.len() == k * k + k);
     count(Primitive::Xof, (k * k) as u64);
     count(Primitive::Prf, 2 * k as u64);
     count(Primitive::H, 1);
     ek[384 * k..].copy_from_slice(rho);
-    let mut pool = Pool::<ETA1> {
-        k,
-        states: [[0; 25]; MAX_SPONGES],
+    let mut pool = Pool::<K, ETA1, SPONGES, NOISE_BUFFERS> {
+        states: [[0; 25]; SPONGES],
         idle: [[0; 25]; 4],
-        jobs: [Job::Done; MAX_SPONGES],
-        blocks: [0; MAX_K * MAX_K],
-        filled: [0; MAX_K * MAX_K],
-        noise_bytes: [[0; 64 * 3]; 2 * MAX_K],
-        noise_done: [false; 2 * MAX_K],
+        jobs: [Job::Done; SPONGES],
+        blocks: [0; SPONGES],
+        filled: [0; SPONGES],
+        noise_bytes: [[0; 64 * 3]; NOISE_BUFFERS],
+        noise_done: [false; SPONGES],
         expanded,
         s_hat,
-        e_hat: [Poly::ZERO; MAX_K],
+        e_hat: [Poly::ZERO; K],
         ek,
         t_row: 0,
         t_done: 0,
@@ -162,11 +175,13 @@ pub(crate) fn generate<const ETA1: usize>(
     }
     debug_assert!(pool.t_row == k && pool.jobs.iter().all(|&job| job == Job::Done));
     // Each noise stream's bytes and state were wiped when it was consumed.
-    zeroize_all(&mut pool.e_hat[..k]);
+    zeroize_all(&mut pool.e_hat);
     pool.digest
 }
 
-impl<const ETA1: usize> Pool<'_, ETA1> {
+impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFERS: usize>
+    Pool<'_, K, ETA1, SPONGES, NOISE_BUFFERS>
+{
     /// Whether the hash can absorb its next block now.
     fn hash_ready(&self) -> bool {
         match self.jobs[HASH] {
@@ -180,7 +195,7 @@ impl<const ETA1: usize> Pool<'_, ETA1> {
 
     /// The sponges of the next step, in priority order.
     fn choose(&self) -> Step {
-        let k = self.k;
+        let k = K;
         let mut step = Step {
             sponges: [0; 4],
             len: 0,
@@ -285,7 +300,7 @@ impl<const ETA1: usize> Pool<'_, ETA1> {
                 squeezed,
             } => {
                 let len = 64 * ETA1;
-                let k = self.k;
+                let k = K;
                 let poly = if stream < k {
                     &mut self.s_hat[stream]
                 } else {
@@ -315,12 +330,13 @@ impl<const ETA1: usize> Pool<'_, ETA1> {
                 self.jobs[index] = Job::Done;
             }
             Job::Sample { entry } => {
-                let mut block = [0u8; SHAKE128_RATE];
-                read_lanes(state, &mut block);
                 self.blocks[entry] += 1;
                 let filled = &mut self.filled[entry];
-                *filled =
-                    rej_avx2::rejection_sample(&mut self.expanded[entry].coeffs, *filled, &block);
+                *filled = rej_avx2::rejection_sample_block(
+                    &mut self.expanded[entry].coeffs,
+                    *filled,
+                    state,
+                );
                 if *filled == N {
                     self.jobs[index] = Job::Done;
                 }
@@ -332,7 +348,7 @@ impl<const ETA1: usize> Pool<'_, ETA1> {
     /// Computes and encodes t̂ as far as the sampled coefficients allow.
     #[target_feature(enable = "avx2")]
     fn advance_public_key(&mut self) {
-        let k = self.k;
+        let k = K;
         if !self.noise_done[..k].iter().all(|&done| done) {
             return;
         }

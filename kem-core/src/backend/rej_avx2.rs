@@ -35,6 +35,7 @@ use core::arch::x86_64::{
 };
 
 use crate::field::Q;
+use crate::hash::{read_lanes, SHAKE128_RATE};
 use crate::poly::N;
 
 /// Byte-shuffle control for one compaction: for an 8-bit acceptance mask
@@ -118,17 +119,47 @@ fn store_lanes(out: &mut [i16], v: __m128i) {
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
 }
 
-/// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
-/// below q, stopping when the polynomial is full; returns the new count.
+/// Appends to `coeffs[filled..]` the 12-bit candidates of one squeezed
+/// SHAKE128 block that are below q, stopping when the polynomial is full;
+/// returns the new count. The block is read straight from the sponge
+/// `state`: its first 21 lanes are the 168 bytes, little-endian, and 168 is
+/// seven 24-byte steps, so every step starts on a lane.
 ///
 /// Same contract and exactly the same result as the scalar
-/// [`crate::sample::rejection_sample`]: `bytes` is read in 3-byte chunks,
-/// each giving d1 = b0 | (b1 & 0x0f) << 8 and d2 = b1 >> 4 | b2 << 4, and
-/// every candidate below q is appended in order. Entries at and after the
-/// returned count may have been overwritten with garbage, but nothing past
-/// index 255 is written.
+/// [`crate::sample::rejection_sample`] on those 168 bytes: they are read in
+/// 3-byte chunks, each giving d1 = b0 | (b1 & 0x0f) << 8 and
+/// d2 = b1 >> 4 | b2 << 4, and every candidate below q is appended in
+/// order. Entries at and after the returned count may have been
+/// overwritten with garbage, but nothing past index 255 is written.
 #[target_feature(enable = "avx2")]
-pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
+pub(crate) fn rejection_sample_block(
+    coeffs: &mut [i16; N],
+    mut filled: usize,
+    state: &[u64; 25],
+) -> usize {
+    const LANES: usize = SHAKE128_RATE / 8;
+    const STEP_WORDS: usize = STEP_BYTES / 8;
+    let mut lane = 0;
+    while lane < LANES {
+        if filled + STEP_LANES > N {
+            // The last coefficients: the scalar loop on the rest.
+            let mut rest = [0u8; SHAKE128_RATE];
+            read_lanes(state, &mut rest);
+            return crate::sample::rejection_sample(coeffs, filled, &rest[8 * lane..]);
+        }
+        let words = &state[lane..lane + STEP_WORDS];
+        filled = sample_step(coeffs, filled, load_words(words), load_words(&words[1..]));
+        lane += STEP_WORDS;
+    }
+    filled
+}
+
+/// One vector step: appends the accepted ones of the 16 candidates of 24
+/// bytes, given as `lo` (their bytes 0..16) and `hi` (bytes 8..24);
+/// needs `filled + 16 <= N`. Returns the new count.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn sample_step(coeffs: &mut [i16; N], mut filled: usize, lo: __m128i, hi: __m128i) -> usize {
     // Per 128-bit half: the candidate in 16-bit lane j is made of bytes
     // 3(j/2) + j%2 and 3(j/2) + j%2 + 1 of that half's chunks; the low half
     // holds the chunks at bytes 0..12, the high half those at bytes 12..24,
@@ -137,38 +168,36 @@ pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: 
         0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, //
         4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11, 12, 13, 14, 14, 15,
     );
-    let low12 = _mm256_set1_epi16(0x0fff);
-    let q = _mm256_set1_epi16(Q);
+    let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread);
+    // Even lanes (d1): low 12 bits. Odd lanes (d2): the top 12 bits.
+    let v = _mm256_blend_epi16::<0xaa>(v, _mm256_srli_epi16::<4>(v));
+    let v = _mm256_and_si256(v, _mm256_set1_epi16(0x0fff));
 
-    let mut pos = 0;
-    while filled + STEP_LANES <= N && pos + STEP_BYTES <= bytes.len() {
-        let chunk = &bytes[pos..pos + STEP_BYTES];
-        let (lo, hi) = (load16(chunk), load16(&chunk[8..]));
-        let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread);
-        // Even lanes (d1): low 12 bits. Odd lanes (d2): the top 12 bits.
-        let v = _mm256_blend_epi16::<0xaa>(v, _mm256_srli_epi16::<4>(v));
-        let v = _mm256_and_si256(v, low12);
+    // Accepted lanes are all-ones; packing to bytes puts the low half's
+    // eight flags in mask bits 0..8 and the high half's in bits 16..24.
+    let accept = _mm256_cmpgt_epi16(_mm256_set1_epi16(Q), v);
+    let flags = _mm256_movemask_epi8(_mm256_packs_epi16(accept, accept)) as u32;
+    let (m0, m1) = ((flags & 0xff) as usize, ((flags >> 16) & 0xff) as usize);
 
-        // Accepted lanes are all-ones; packing to bytes puts the low half's
-        // eight flags in mask bits 0..8 and the high half's in bits 16..24.
-        let accept = _mm256_cmpgt_epi16(q, v);
-        let flags = _mm256_movemask_epi8(_mm256_packs_epi16(accept, accept)) as u32;
-        let (m0, m1) = ((flags & 0xff) as usize, ((flags >> 16) & 0xff) as usize);
+    let shuffle = _mm256_set_m128i(compact_shuffle(m1), compact_shuffle(m0));
+    let packed = _mm256_shuffle_epi8(v, shuffle);
 
-        let shuffle = _mm256_set_m128i(compact_shuffle(m1), compact_shuffle(m0));
-        let packed = _mm256_shuffle_epi8(v, shuffle);
+    // filled + 16 <= N, so both 8-lane stores are in bounds.
+    store_lanes(&mut coeffs[filled..], _mm256_castsi256_si128(packed));
+    filled += usize::from(POPCOUNT[m0]);
+    store_lanes(&mut coeffs[filled..], _mm256_extracti128_si256::<1>(packed));
+    filled + usize::from(POPCOUNT[m1])
+}
 
-        // filled + 16 <= N, so both 8-lane stores are in bounds.
-        store_lanes(&mut coeffs[filled..], _mm256_castsi256_si128(packed));
-        filled += usize::from(POPCOUNT[m0]);
-        store_lanes(&mut coeffs[filled..], _mm256_extracti128_si256::<1>(packed));
-        filled += usize::from(POPCOUNT[m1]);
-
-        pos += STEP_BYTES;
-    }
-    // `pos` is a multiple of 24, hence of 3: the scalar loop resumes at the
-    // first chunk the vector loop did not read.
-    crate::sample::rejection_sample(coeffs, filled, &bytes[pos..])
+/// The first two words of `words`, as 16 little-endian bytes.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load_words(words: &[u64]) -> __m128i {
+    let words = &words[..2];
+    // SAFETY: `words` is 2 readable u64 (16 bytes); vmovdqu has no
+    // alignment requirement, and AVX2 (which implies SSE2) is enabled here.
+    unsafe { _mm_loadu_si128(words.as_ptr().cast()) }
 }
 
 #[cfg(test)]
@@ -217,24 +246,28 @@ mod tests {
             return;
         }
         let mut cases = 0;
-        for len in [0, 3, 24, 27, 48, 168, 504] {
-            for bytes in inputs(len) {
-                for filled in [0, 1, 100, 200, 240, 241, 250, 255, 256] {
-                    let prefill = pseudo_random(filled as u64 + 1000, 2 * N);
-                    let mut start = [0i16; N];
-                    for (c, b) in start.iter_mut().zip(prefill.chunks_exact(2)) {
-                        *c = i16::from_le_bytes([b[0], b[1]]);
-                    }
-                    let mut expected = start;
-                    let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
-                    let mut got = start;
-                    #[allow(unsafe_code)]
-                    // SAFETY: AVX2 detected above.
-                    let ret = unsafe { rejection_sample(&mut got, filled, &bytes) };
-                    assert_eq!(ret, want, "len {len} filled {filled}");
-                    assert_eq!(got[..ret], expected[..want], "len {len} filled {filled}");
-                    cases += 1;
+        for bytes in inputs(SHAKE128_RATE) {
+            // The block as the first 21 lanes of a state; the capacity lanes
+            // hold garbage that must not be read.
+            let mut state = [0x0123_4567_89ab_cdefu64; 25];
+            for (lane, chunk) in state.iter_mut().zip(bytes.chunks_exact(8)) {
+                *lane = u64::from_le_bytes(chunk.try_into().unwrap());
+            }
+            for filled in [0, 1, 100, 200, 240, 241, 250, 255, 256] {
+                let prefill = pseudo_random(filled as u64 + 1000, 2 * N);
+                let mut start = [0i16; N];
+                for (c, b) in start.iter_mut().zip(prefill.chunks_exact(2)) {
+                    *c = i16::from_le_bytes([b[0], b[1]]);
                 }
+                let mut expected = start;
+                let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
+                let mut got = start;
+                #[allow(unsafe_code)]
+                // SAFETY: AVX2 detected above.
+                let ret = unsafe { rejection_sample_block(&mut got, filled, &state) };
+                assert_eq!(ret, want, "filled {filled}");
+                assert_eq!(got[..ret], expected[..want], "filled {filled}");
+                cases += 1;
             }
         }
         assert!(cases > 1000);
