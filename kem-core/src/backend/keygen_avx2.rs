@@ -87,10 +87,11 @@ impl Step {
 struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFERS: usize>
 {
     states: [[u64; 25]; SPONGES],
-    /// Scratch states for the lanes of a step with fewer than four sponges.
-    idle: [[u64; 25]; 4],
+    /// Scratch states for the lanes of a step with two or three sponges.
+    idle: [[u64; 25]; 2],
     jobs: [Job; SPONGES],
-    /// Blocks squeezed per matrix entry (its progress, for the priority).
+    /// Blocks squeezed per sponge (a matrix entry's progress, for the
+    /// priority).
     blocks: [u8; SPONGES],
     /// Coefficients sampled per matrix entry.
     filled: [usize; SPONGES],
@@ -141,7 +142,7 @@ pub(crate) fn generate<
     ek[384 * k..].copy_from_slice(rho);
     let mut pool = Pool::<K, ETA1, SPONGES, NOISE_BUFFERS> {
         states: [[0; 25]; SPONGES],
-        idle: [[0; 25]; 4],
+        idle: [[0; 25]; 2],
         jobs: [Job::Done; SPONGES],
         blocks: [0; SPONGES],
         filled: [0; SPONGES],
@@ -212,20 +213,23 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
             if self.jobs[1 + k + row] != Job::Done && step.push(1 + k + row) {
                 return step;
             }
-            // The row's unfinished entries, least advanced first.
-            let mut entries = [0usize; MAX_K];
-            let mut len = 0;
-            for entry in row * k..(row + 1) * k {
-                if self.jobs[1 + 2 * k + entry] != Job::Done {
-                    entries[len] = entry;
-                    len += 1;
-                }
-            }
-            let entries = &mut entries[..len];
-            entries.sort_unstable_by_key(|&entry| (self.blocks[entry], entry));
-            for &entry in entries.iter() {
-                if step.push(1 + 2 * k + entry) {
-                    return step;
+            // The row's unfinished entries, least advanced first: entries
+            // of a row are at most one block apart, so two passes suffice.
+            let entries = 1 + 2 * k + row * k..1 + 2 * k + (row + 1) * k;
+            let pending = |sponge: &usize| self.jobs[*sponge] != Job::Done;
+            let Some(least) = entries
+                .clone()
+                .filter(pending)
+                .map(|sponge| self.blocks[sponge])
+                .min()
+            else {
+                continue;
+            };
+            for pass_least in [true, false] {
+                for sponge in entries.clone().filter(pending) {
+                    if (self.blocks[sponge] == least) == pass_least && step.push(sponge) {
+                        return step;
+                    }
                 }
             }
         }
@@ -262,22 +266,21 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         }
         // Lanes without a sponge permute scratch states (public: they only
         // ever hold permutations of zeros), whose results are dropped.
-        let mut lanes: [&mut [u64; 25]; 4] = self.idle.each_mut();
-        let mut rest: &mut [[u64; 25]] = &mut self.states;
-        let mut taken = 0;
-        // `chosen` is in priority order, not index order: take the states
-        // by ascending index, each a disjoint borrow.
-        let mut order = [0usize; 4];
-        order[..chosen.len()].copy_from_slice(chosen);
-        let order = &mut order[..chosen.len()];
-        order.sort_unstable();
-        for (lane, &index) in lanes.iter_mut().zip(order.iter()) {
-            let (_, tail) = rest.split_at_mut(index - taken);
-            let (state, tail) = tail.split_first_mut().expect("index within the pool");
-            *lane = state;
-            rest = tail;
-            taken = index + 1;
-        }
+        let [idle0, idle1] = self.idle.each_mut();
+        let states = &mut self.states;
+        let disjoint = "the chosen sponges are distinct";
+        let lanes = match *chosen {
+            [a, b, c, d] => states.get_disjoint_mut([a, b, c, d]).expect(disjoint),
+            [a, b, c] => {
+                let [a, b, c] = states.get_disjoint_mut([a, b, c]).expect(disjoint);
+                [a, b, c, idle0]
+            }
+            [a, b] => {
+                let [a, b] = states.get_disjoint_mut([a, b]).expect(disjoint);
+                [a, b, idle0, idle1]
+            }
+            _ => unreachable!("a step permutes one to four sponges"),
+        };
         permute_lanes(lanes);
     }
 
@@ -330,7 +333,7 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 self.jobs[index] = Job::Done;
             }
             Job::Sample { entry } => {
-                self.blocks[entry] += 1;
+                self.blocks[index] += 1;
                 let filled = &mut self.filled[entry];
                 *filled = rej_avx2::rejection_sample_block(
                     &mut self.expanded[entry].coeffs,
