@@ -14,8 +14,6 @@
 //! permutations). Every function here is tested byte for byte against
 //! `sha3`. Sponge states are zeroized on drop: most inputs are secret.
 
-use zeroize::Zeroize;
-
 use crate::profile_hooks::{count, Primitive};
 
 /// Rate of SHAKE128 in bytes: one Keccak-f[1600] call squeezes this much.
@@ -75,7 +73,7 @@ impl<const RATE: usize, F: Permutation> Sponge<RATE, F> {
         block[filled] ^= domain;
         block[RATE - 1] ^= 0x80;
         xor_block(&mut state, &block);
-        block.zeroize();
+        crate::wipe::wipe(&mut block, [0; RATE]);
         Self {
             state,
             _permutation: core::marker::PhantomData,
@@ -100,7 +98,7 @@ impl<const RATE: usize, F: Permutation> Sponge<RATE, F> {
 
 impl<const RATE: usize, F: Permutation> Drop for Sponge<RATE, F> {
     fn drop(&mut self) {
-        self.state.zeroize();
+        crate::wipe::wipe(&mut self.state, [0; 25]);
     }
 }
 
@@ -130,7 +128,7 @@ pub(crate) fn g<F: Permutation>(a: &[u8], b: &[u8]) -> ([u8; 32], [u8; 32]) {
     let mut second = [0u8; 32];
     first.copy_from_slice(&out[..32]);
     second.copy_from_slice(&out[32..]);
-    out.zeroize();
+    crate::wipe::wipe(&mut out, [0; 64]);
     (first, second)
 }
 

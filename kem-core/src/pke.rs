@@ -38,20 +38,18 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
     s_hat: &mut [Poly],
     ek: &mut [u8],
 ) -> [u8; 32] {
-    let k = P::K;
     let h = B::generate_key::<P>(rho, sigma, expanded, s_hat, ek);
     for s in s_hat.iter_mut() {
         s.make_canonical();
     }
-    transpose(k, &mut expanded[..k * k]);
     h
 }
 
 /// Key generation one step after the other, the definition every backend's
-/// `Backend::generate_key` must match: samples the row-major matrix Â into
-/// `expanded[..k²]`, ŝ into `s_hat` (reduced, not yet canonical) and ê;
-/// computes t̂ = Â ∘ ŝ + ê into `expanded[k²..]` (canonical); writes ek and
-/// returns H(ek).
+/// `Backend::generate_key` must match: samples Â, ŝ into `s_hat` (reduced,
+/// not yet canonical) and ê; computes t̂ = Â ∘ ŝ + ê; fills `expanded` with
+/// Â^T and t̂ (canonical, see [`expanded_key_len`]); writes ek and returns
+/// H(ek).
 pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
@@ -86,6 +84,7 @@ pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
         B::encode_12(t, bytes);
     }
     zeroize_all(e.as_mut());
+    transpose(k, a_hat);
     rho_bytes.copy_from_slice(rho);
     crate::hash::h::<B>(ek)
 }

@@ -192,7 +192,7 @@ mod with_avx2 {
 
     #[target_feature(enable = "avx2")]
     pub(super) fn encode_12(p: &Poly, out: &mut [u8]) {
-        Portable::encode_12(p, out);
+        crate::backend::encode_avx2::encode_12::<true>(&p.coeffs, out);
     }
 
     #[target_feature(enable = "avx2")]

@@ -30,8 +30,7 @@
 use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
 use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE, SHA3_DOMAIN};
 use super::keccak_x4::permute_lanes;
-use super::{cbd_avx2, ntt_avx2, rej_avx2, Avx2};
-use crate::encode::pack_coeffs;
+use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Avx2};
 use crate::hash::{read_lanes, xor_block, Permutation, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
@@ -100,7 +99,8 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
     noise_bytes: [[u8; 64 * 3]; NOISE_BUFFERS],
     /// Noise streams finished (CBD and NTT done).
     noise_done: [bool; SPONGES],
-    /// Row-major Â (k² polynomials) then t̂ (k).
+    /// Â^T (k² polynomials: Â[i, j] at j·k + i, the layout of
+    /// `pke::expanded_key_len`) then t̂ (k).
     expanded: &'a mut [Poly],
     s_hat: &'a mut [Poly],
     e_hat: [Poly; K],
@@ -116,7 +116,7 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
 /// parameter set of rank `K` and eta1 = `ETA1` (`SPONGES` and
 /// `NOISE_BUFFERS` as in [`Pool`]): the contract of
-/// `Backend::generate_key` (Â row-major, ŝ reduced, t̂ canonical).
+/// `Backend::generate_key` (Â^T, ŝ reduced, t̂ canonical).
 #[target_feature(enable = "avx2")]
 pub(crate) fn generate<
     const K: usize,
@@ -246,8 +246,16 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         }
         if let Job::Hash { next_block } = self.jobs[HASH] {
             if chosen.contains(&HASH) {
-                let block = padded_block::<SHA3_256_RATE>(self.ek, next_block, SHA3_DOMAIN);
-                xor_block(&mut self.states[HASH], &block);
+                let start = next_block * SHA3_256_RATE;
+                let state = &mut self.states[HASH];
+                match self.ek.get(start..start + SHA3_256_RATE) {
+                    // A whole block of ek, read in place.
+                    Some(block) => xor_block(state, block),
+                    None => xor_block(
+                        state,
+                        &padded_block::<SHA3_256_RATE>(self.ek, next_block, SHA3_DOMAIN),
+                    ),
+                }
             }
         }
         self.permute(chosen);
@@ -335,11 +343,10 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
             Job::Sample { entry } => {
                 self.blocks[index] += 1;
                 let filled = &mut self.filled[entry];
-                *filled = rej_avx2::rejection_sample_block(
-                    &mut self.expanded[entry].coeffs,
-                    *filled,
-                    state,
-                );
+                // Â[i, j] is stored transposed, at j·k + i.
+                let (i, j) = (entry / K, entry % K);
+                let coeffs = &mut self.expanded[j * K + i].coeffs;
+                *filled = rej_avx2::rejection_sample_block(coeffs, *filled, state);
                 if *filled == N {
                     self.jobs[index] = Job::Done;
                 }
@@ -371,10 +378,12 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 let start = self.t_done;
                 let (a_hat, t_hat) = self.expanded.split_at_mut(k * k);
                 let t = &mut t_hat[row].coeffs[start..target];
-                multiply_accumulate_range(t, &a_hat[row * k..(row + 1) * k], self.s_hat, start);
+                // Row `row` of Â is column `row` of the stored Â^T.
+                let a_row = a_hat.iter().skip(row).step_by(k);
+                multiply_accumulate_range(t, a_row, self.s_hat, start);
                 finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
                 let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];
-                pack_coeffs::<12>(t, bytes, |c| c as u16);
+                encode_avx2::encode_12::<false>(t, bytes);
                 self.t_done = target;
             }
             if self.t_done < N {
