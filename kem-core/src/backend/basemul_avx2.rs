@@ -25,6 +25,8 @@ use core::arch::x86_64::{
     _mm256_srai_epi16, _mm256_srli_epi32, _mm256_sub_epi16,
 };
 
+use core::borrow::Borrow;
+
 use super::ntt_avx2::{barrett_reduce, fqmul, load, store, Q_INV};
 use crate::field::{MONT_SQUARED, Q};
 use crate::ntt::GAMMAS;
@@ -55,15 +57,12 @@ fn fqmul_variable(a: __m256i, b: __m256i) -> __m256i {
 /// 32-bit sums (c0 of the eight pairs, c1 of the eight pairs).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn pair_sums<'a>(
-    a: impl Iterator<Item = &'a Poly>,
-    b: &[Poly],
-    offset: usize,
-) -> (__m256i, __m256i) {
+fn pair_sums(a: &[impl Borrow<Poly>], b: &[Poly], offset: usize) -> (__m256i, __m256i) {
     let gamma = load(&GAMMA_LANES[offset..]);
     let mut c0 = _mm256_setzero_si256();
     let mut c1 = _mm256_setzero_si256();
-    for (pa, pb) in a.zip(b) {
+    for (pa, pb) in a.iter().zip(b) {
+        let pa: &Poly = pa.borrow();
         let va = load(&pa.coeffs[offset..]);
         let vb = load(&pb.coeffs[offset..]);
         // (a0, fqmul(a1, b1)) · (b0, gamma)
@@ -94,19 +93,20 @@ fn montgomery_reduce_pairs(c0: __m256i, c1: __m256i) -> __m256i {
 /// multiple of 16, from a multiple of 16): `acc` = Σ a_i ∘ b_i · 2^-16,
 /// reduced into [-(q-1)/2, (q-1)/2], exactly as
 /// [`crate::ntt::multiply_accumulate`] computes those coefficients. `a`
-/// yields as many polynomials as `b` has (a row or a column of a matrix).
+/// holds polynomials or references to them (a column of a matrix).
 #[target_feature(enable = "avx2")]
-pub(crate) fn multiply_accumulate_range<'a>(
+pub(crate) fn multiply_accumulate_range(
     acc: &mut [i16],
-    a: impl Iterator<Item = &'a Poly> + Clone,
+    a: &[impl Borrow<Poly>],
     b: &[Poly],
     start: usize,
 ) {
     debug_assert!(
         start.is_multiple_of(16) && acc.len().is_multiple_of(16) && start + acc.len() <= N
     );
+    debug_assert_eq!(a.len(), b.len());
     for (i, out) in acc.chunks_exact_mut(16).enumerate() {
-        let (c0, c1) = pair_sums(a.clone(), b, start + 16 * i);
+        let (c0, c1) = pair_sums(a, b, start + 16 * i);
         store(out, barrett_reduce(montgomery_reduce_pairs(c0, c1)));
     }
 }
@@ -114,8 +114,7 @@ pub(crate) fn multiply_accumulate_range<'a>(
 /// The whole-polynomial form, [`crate::ntt::multiply_accumulate`].
 #[target_feature(enable = "avx2")]
 pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-    debug_assert_eq!(a.len(), b.len());
-    multiply_accumulate_range(&mut acc.coeffs, a.iter(), b, 0);
+    multiply_accumulate_range(&mut acc.coeffs, a, b, 0);
 }
 
 /// Key generation's last steps for t̂ on a slice: `t` (from
@@ -182,7 +181,7 @@ mod tests {
                 assert_eq!(ours, expected, "k = {k}, seed {seed}");
                 // A slice in the middle gives the same coefficients.
                 let mut part = [0i16; 48];
-                multiply_accumulate_range(&mut part, a.iter(), &b, 96);
+                multiply_accumulate_range(&mut part, &a, &b, 96);
                 assert_eq!(part[..], expected.coeffs[96..144]);
             }
         }

@@ -379,8 +379,8 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 let (a_hat, t_hat) = self.expanded.split_at_mut(k * k);
                 let t = &mut t_hat[row].coeffs[start..target];
                 // Row `row` of Â is column `row` of the stored Â^T.
-                let a_row = a_hat.iter().skip(row).step_by(k);
-                multiply_accumulate_range(t, a_row, self.s_hat, start);
+                let a_row: [&Poly; K] = core::array::from_fn(|j| &a_hat[j * K + row]);
+                multiply_accumulate_range(t, &a_row, self.s_hat, start);
                 finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
                 let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];
                 encode_avx2::encode_12::<false>(t, bytes);
