@@ -34,10 +34,16 @@ use test_tools::table::{Align, Table};
 const DEFAULT_ITERATIONS: usize = 10_000;
 /// Timed runs per measurement with `--quick`.
 const QUICK_ITERATIONS: usize = 100;
-/// The timed runs of each measurement are split into this many chunks, run
-/// round-robin across all implementations and operations of a parameter
-/// set, so that background load affects them alike.
-const ROUNDS: usize = 20;
+/// The timed runs of each measurement are split into this many chunks (by
+/// default; `--rounds`), run round-robin across all implementations and
+/// operations of a parameter set, so that background load affects them
+/// alike. These shared machines switch between a fast and a slow state
+/// (the same code then takes 1.3x-1.5x longer) at irregular intervals; with
+/// 20 chunks of 500 runs, one implementation's chunks could land mostly in
+/// one state and another's in the other, which moved the keygen ratio of
+/// two backends by up to 30% between runs. 100 chunks of 100 runs spread
+/// every implementation over both states alike.
+const DEFAULT_ROUNDS: usize = 100;
 
 /// The 2x bar: kem-core's portable backend against RustCrypto `ml-kem` on
 /// ML-KEM-768.
@@ -45,7 +51,7 @@ const ROUNDS: usize = 20;
 const BAR_RATIO: f64 = 2.0;
 
 const USAGE: &str = "\
-usage: bench [--iterations N] [--params LIST] [--csv PATH] [--quick]
+usage: bench [--iterations N] [--rounds N] [--params LIST] [--csv PATH] [--quick]
 
 Measures ML-KEM keygen, encaps and decaps: median/mean CPU cycles (rdtsc on
 x86_64, ns elsewhere) and ops/s, per parameter set and implementation.
@@ -54,6 +60,8 @@ in the same run.
 
 options:
   --iterations N   timed runs per measurement (default 10000; 100 with --quick)
+  --rounds N       interleaved chunks the timed runs are split into (default
+                   100; at most the number of runs)
   --params LIST    comma-separated parameter sets: 512,768,1024 (default all;
                    `ML-KEM-768` style names work too)
   --csv PATH       write the CSV to PATH instead of printing it
@@ -65,6 +73,7 @@ options:
 #[derive(Debug)]
 struct Args {
     config: Config,
+    rounds: usize,
     sets: Vec<Set>,
     csv: Option<PathBuf>,
 }
@@ -72,6 +81,7 @@ struct Args {
 /// Parses the arguments after the program name. `Ok(None)` means `--help`.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut iterations = None;
+    let mut rounds = DEFAULT_ROUNDS;
     let mut quick = false;
     let mut sets = None;
     let mut csv = None;
@@ -100,6 +110,15 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
                 }
                 iterations = Some(n);
             }
+            "--rounds" => {
+                let v = value("--rounds")?;
+                rounds = v
+                    .parse()
+                    .map_err(|_| format!("--rounds: not a number: {v:?}"))?;
+                if rounds == 0 {
+                    return Err("--rounds must be at least 1".into());
+                }
+            }
             "--params" => sets = Some(parse_sets(&value("--params")?)?),
             "--csv" => {
                 let v = value("--csv")?;
@@ -123,6 +142,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
     };
     Ok(Some(Args {
         config: Config { warmup, iterations },
+        rounds: rounds.min(iterations),
         sets: sets.unwrap_or_else(|| Set::ALL.to_vec()),
         csv,
     }))
@@ -169,11 +189,11 @@ impl Set {
         }
     }
 
-    fn run(self, config: Config) -> SetReport {
+    fn run(self, config: Config, rounds: usize) -> SetReport {
         match self {
-            Set::MlKem512 => run_set::<MlKem512>(config),
-            Set::MlKem768 => run_set::<MlKem768>(config),
-            Set::MlKem1024 => run_set::<MlKem1024>(config),
+            Set::MlKem512 => run_set::<MlKem512>(config, rounds),
+            Set::MlKem768 => run_set::<MlKem768>(config, rounds),
+            Set::MlKem1024 => run_set::<MlKem1024>(config, rounds),
         }
     }
 }
@@ -207,7 +227,7 @@ impl SetReport {
 }
 
 /// Checks and measures every implementation on one parameter set.
-fn run_set<P: ParameterSet>(config: Config) -> SetReport {
+fn run_set<P: ParameterSet>(config: Config, rounds: usize) -> SetReport {
     let backends = kem_core_backends();
     let reference = kem_core_label(backends[0]);
     let mut report = SetReport {
@@ -314,7 +334,7 @@ fn run_set<P: ParameterSet>(config: Config) -> SetReport {
             benches.extend(peer.benches::<P>(&inputs));
         }
     }
-    report.measurements = cycles::measure_interleaved(config, &mut benches, ROUNDS);
+    report.measurements = cycles::measure_interleaved(config, &mut benches, rounds);
     report
 }
 
@@ -552,8 +572,8 @@ fn header(args: &Args) -> String {
     }
     let _ = writeln!(
         out,
-        "runs: {} timed + {} warm-up per measurement",
-        args.config.iterations, args.config.warmup
+        "runs: {} timed (in {} interleaved chunks) + {} warm-up per measurement",
+        args.config.iterations, args.rounds, args.config.warmup
     );
     let backends: Vec<String> = kem_core_backends()
         .into_iter()
@@ -600,7 +620,7 @@ fn main() -> ExitCode {
     let mut ok = true;
     let mut reports = Vec::new();
     for set in &args.sets {
-        let report = set.run(args.config);
+        let report = set.run(args.config, args.rounds);
         println!("\n== {} ==", set.name());
         for line in &report.checks {
             println!("{line}");
@@ -669,6 +689,9 @@ mod tests {
         assert_eq!(a.csv, Some(PathBuf::from("x.csv")));
         let a = parse(&["--iterations=7", "--quick"]).unwrap().unwrap();
         assert_eq!(a.config.iterations, 7);
+        assert_eq!(a.rounds, 7, "no more chunks than runs");
+        let a = parse(&["--rounds", "20"]).unwrap().unwrap();
+        assert_eq!(a.rounds, 20);
         assert!(parse(&["--help"]).unwrap().is_none());
     }
 
@@ -678,6 +701,8 @@ mod tests {
             &["--iterations"][..],
             &["--iterations", "0"],
             &["--iterations", "x"],
+            &["--rounds", "0"],
+            &["--rounds"],
             &["--params", "999"],
             &["--params", ""],
             &["--csv", ""],
