@@ -92,12 +92,14 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
     /// Blocks squeezed per sponge (a matrix entry's progress, for the
     /// priority).
     blocks: [u8; SPONGES],
-    /// Coefficients sampled per matrix entry.
+    /// Coefficients sampled per matrix entry (indexed by entry, row-major;
+    /// only the first k² are used).
     filled: [usize; SPONGES],
     /// PRF output of each noise stream that spans two blocks (eta1 = 3),
     /// until it is complete.
     noise_bytes: [[u8; 64 * 3]; NOISE_BUFFERS],
-    /// Noise streams finished (CBD and NTT done).
+    /// Noise streams finished, CBD and NTT done (indexed by stream; only the
+    /// first 2k are used).
     noise_done: [bool; SPONGES],
     /// Â^T (k² polynomials: Â[i, j] at j·k + i, the layout of
     /// `pke::expanded_key_len`) then t̂ (k).
