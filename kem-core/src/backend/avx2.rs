@@ -33,6 +33,16 @@ macro_rules! avx2_method {
             unsafe { with_avx2::$name $(::<$c>)? ($($arg),*) }
         }
     };
+    // The same, generic over the parameter set.
+    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$attr])*
+        #[inline(always)]
+        fn $name<$p: ParameterSet>($($arg: $ty),*) -> $ret {
+            // SAFETY: `Avx2` runs only where AVX2 and BMI1 are available
+            // (module docs).
+            unsafe { with_avx2::$name::<$p>($($arg),*) }
+        }
+    };
 }
 
 impl Backend for Avx2 {
@@ -40,20 +50,7 @@ impl Backend for Avx2 {
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
-
-    #[inline(always)]
-    fn generate_key<P: ParameterSet>(
-        rho: &[u8; 32],
-        sigma: &[u8; 32],
-        expanded: &mut [Poly],
-        s_hat: &mut [Poly],
-        ek: &mut [u8],
-    ) -> [u8; 32] {
-        // SAFETY: `Avx2` runs only where AVX2 and BMI1 are available
-        // (module docs).
-        unsafe { with_avx2::generate_key::<P>(rho, sigma, expanded, s_hat, ek) }
-    }
-
+    avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], expanded: &mut [Poly], s_hat: &mut [Poly], ek: &mut [u8]) -> [u8; 32]);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
@@ -64,7 +61,6 @@ impl Backend for Avx2 {
 
 /// The portable definitions, compiled for AVX2.
 mod with_avx2 {
-
     use crate::backend::keccak_x4::SpongeX4;
     use crate::backend::ntt_avx2;
     use crate::backend::{Backend, Portable};

@@ -27,7 +27,8 @@ use core::arch::x86_64::{
 
 use core::borrow::Borrow;
 
-use super::ntt_avx2::{barrett_reduce, fqmul, load, store, Q_INV};
+use super::mem_avx2::{load256, store256};
+use super::ntt_avx2::{barrett_reduce, fqmul, Q_INV};
 use crate::field::{MONT_SQUARED, Q};
 use crate::ntt::GAMMAS;
 use crate::poly::{Poly, N};
@@ -58,13 +59,13 @@ fn fqmul_variable(a: __m256i, b: __m256i) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn pair_sums(a: &[impl Borrow<Poly>], b: &[Poly], offset: usize) -> (__m256i, __m256i) {
-    let gamma = load(&GAMMA_LANES[offset..]);
+    let gamma = load256(&GAMMA_LANES[offset..]);
     let mut c0 = _mm256_setzero_si256();
     let mut c1 = _mm256_setzero_si256();
     for (pa, pb) in a.iter().zip(b) {
         let pa: &Poly = pa.borrow();
-        let va = load(&pa.coeffs[offset..]);
-        let vb = load(&pb.coeffs[offset..]);
+        let va = load256(&pa.coeffs[offset..]);
+        let vb = load256(&pb.coeffs[offset..]);
         // (a0, fqmul(a1, b1)) · (b0, gamma)
         let x = _mm256_blend_epi16::<0xAA>(va, fqmul_variable(va, vb));
         let y = _mm256_blend_epi16::<0xAA>(vb, gamma);
@@ -107,7 +108,7 @@ pub(crate) fn multiply_accumulate_range(
     debug_assert_eq!(a.len(), b.len());
     for (i, out) in acc.chunks_exact_mut(16).enumerate() {
         let (c0, c1) = pair_sums(a, b, start + 16 * i);
-        store(out, barrett_reduce(montgomery_reduce_pairs(c0, c1)));
+        store256(out, barrett_reduce(montgomery_reduce_pairs(c0, c1)));
     }
 }
 
@@ -129,11 +130,11 @@ pub(crate) fn finish_public_key(t: &mut [i16], e: &[i16]) {
     let mont_squared_qinv = _mm256_set1_epi16(MONT_SQUARED.wrapping_mul(Q_INV));
     let q = _mm256_set1_epi16(Q);
     for (t, e) in t.chunks_exact_mut(16).zip(e.chunks_exact(16)) {
-        let scaled = fqmul(load(t), mont_squared, mont_squared_qinv);
-        let reduced = barrett_reduce(_mm256_add_epi16(scaled, load(e)));
+        let scaled = fqmul(load256(t), mont_squared, mont_squared_qinv);
+        let reduced = barrett_reduce(_mm256_add_epi16(scaled, load256(e)));
         // Add q where negative: `field::to_unsigned`.
         let negative = _mm256_srai_epi16::<15>(reduced);
-        store(t, _mm256_add_epi16(reduced, _mm256_and_si256(negative, q)));
+        store256(t, _mm256_add_epi16(reduced, _mm256_and_si256(negative, q)));
     }
 }
 

@@ -18,8 +18,7 @@ use core::arch::x86_64::{
     _mm256_unpackhi_epi8, _mm256_unpacklo_epi8,
 };
 
-use super::keccak_x4::load4;
-use super::ntt_avx2::store;
+use super::mem_avx2::{load256, store256};
 use crate::poly::Poly;
 
 /// Algorithm 8 for eta = `ETA` from 64·eta bytes.
@@ -47,7 +46,7 @@ pub(crate) fn sample_poly_cbd2(words: &[u64; 16], p: &mut Poly) {
     let mask0f = _mm256_set1_epi8(0x0f);
     let three = _mm256_set1_epi8(3);
     for (input, out) in words.chunks_exact(4).zip(p.coeffs.chunks_exact_mut(64)) {
-        let v = load4(input);
+        let v = load256(input);
         // Each 2-bit field: the sum of its two bits.
         let sums = _mm256_add_epi8(
             _mm256_and_si256(v, mask55),
@@ -66,19 +65,19 @@ pub(crate) fn sample_poly_cbd2(words: &[u64; 16], p: &mut Poly) {
         // interleaved even/odd, are 16 consecutive coefficients each.
         let low = _mm256_unpacklo_epi8(even, odd);
         let high = _mm256_unpackhi_epi8(even, odd);
-        store(
+        store256(
             &mut out[..16],
             _mm256_cvtepi8_epi16(_mm256_castsi256_si128(low)),
         );
-        store(
+        store256(
             &mut out[16..32],
             _mm256_cvtepi8_epi16(_mm256_castsi256_si128(high)),
         );
-        store(
+        store256(
             &mut out[32..48],
             _mm256_cvtepi8_epi16(_mm256_extracti128_si256::<1>(low)),
         );
-        store(
+        store256(
             &mut out[48..],
             _mm256_cvtepi8_epi16(_mm256_extracti128_si256::<1>(high)),
         );

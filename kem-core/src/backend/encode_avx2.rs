@@ -9,13 +9,12 @@
 //! halves into the vector's first 24 bytes.
 
 use core::arch::x86_64::{
-    __m128i, _mm256_add_epi16, _mm256_and_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,
+    _mm256_add_epi16, _mm256_and_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,
     _mm256_madd_epi16, _mm256_permutevar8x32_epi32, _mm256_set1_epi16, _mm256_set1_epi32,
-    _mm256_setr_epi32, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srai_epi16, _mm_storel_epi64,
-    _mm_storeu_si128,
+    _mm256_setr_epi32, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srai_epi16,
 };
 
-use super::ntt_avx2::load;
+use super::mem_avx2::{load256, store128, store64};
 use crate::field::Q;
 
 /// ByteEncode_12 of `coeffs` (a multiple of 16 values in [0, q), or in
@@ -33,38 +32,16 @@ pub(crate) fn encode_12<const CANONICALIZE: bool>(coeffs: &[i16], out: &mut [u8]
     let join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
     let q = _mm256_set1_epi16(Q);
     for (values, bytes) in coeffs.chunks_exact(16).zip(out.chunks_exact_mut(24)) {
-        let mut v = load(values);
+        let mut v = load256(values);
         if CANONICALIZE {
             // `field::to_unsigned`: add q where negative.
             v = _mm256_add_epi16(v, _mm256_and_si256(_mm256_srai_epi16::<15>(v), q));
         }
         let pairs = _mm256_madd_epi16(v, factors);
         let packed = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(pairs, drop_top), join);
-        store16(&mut bytes[..16], _mm256_castsi256_si128(packed));
-        store8(&mut bytes[16..], _mm256_extracti128_si256::<1>(packed));
+        store128(&mut bytes[..16], _mm256_castsi256_si128(packed));
+        store64(&mut bytes[16..], _mm256_extracti128_si256::<1>(packed));
     }
-}
-
-/// Stores the 16 bytes of `v` into the first 16 bytes of `out`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store16(out: &mut [u8], v: __m128i) {
-    let out = &mut out[..16];
-    // SAFETY: `out` is 16 writable bytes; vmovdqu has no alignment
-    // requirement, and AVX2 (which implies SSE2) is enabled here.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
-}
-
-/// Stores the low 8 bytes of `v` into the first 8 bytes of `out`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store8(out: &mut [u8], v: __m128i) {
-    let out = &mut out[..8];
-    // SAFETY: `out` is 8 writable bytes; vmovq has no alignment
-    // requirement, and AVX2 (which implies SSE2) is enabled here.
-    unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), v) }
 }
 
 #[cfg(test)]

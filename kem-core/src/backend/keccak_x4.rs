@@ -40,21 +40,21 @@
 //! Since Rust 1.87 the value-only intrinsics are safe to call inside a
 //! `#[target_feature]` function with their features. The `unsafe` here
 //! calls the AVX-512VL permutation, only when the AVX-512 backend (checked
-//! available when chosen) is active, and loads and stores four words of a
-//! state whose bounds are checked. Callers outside an AVX2 function need
+//! available when chosen) is active; states move in and out through
+//! `mem_avx2`. Callers outside an AVX2 function need
 //! `unsafe` and the AVX2 check.
 
 use core::arch::x86_64::{
-    __m256i, _mm256_add_epi64, _mm256_andnot_si256, _mm256_extract_epi64, _mm256_loadu_si256,
-    _mm256_or_si256, _mm256_permute2x128_si256, _mm256_rol_epi64, _mm256_set1_epi64x,
-    _mm256_set_epi64x, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_slli_epi64,
-    _mm256_srli_epi64, _mm256_storeu_si256, _mm256_ternarylogic_epi64, _mm256_unpackhi_epi64,
-    _mm256_unpacklo_epi64, _mm256_xor_si256,
+    __m256i, _mm256_add_epi64, _mm256_andnot_si256, _mm256_extract_epi64, _mm256_or_si256,
+    _mm256_permute2x128_si256, _mm256_rol_epi64, _mm256_set1_epi64x, _mm256_set_epi64x,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_slli_epi64, _mm256_srli_epi64,
+    _mm256_ternarylogic_epi64, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_si256,
 };
 
 use zeroize::Zeroize;
 
 use super::keccak_f1600::ROUND_CONSTANTS;
+use super::mem_avx2::{load256, store256};
 
 /// `a ^ b`.
 macro_rules! xor {
@@ -381,10 +381,10 @@ pub(crate) fn permute_lanes(states: [&mut [u64; 25]; 4]) {
     let groups: [[__m256i; 4]; 6] = core::array::from_fn(|group| {
         let at = 4 * group;
         transpose4(
-            load4(&s0[at..]),
-            load4(&s1[at..]),
-            load4(&s2[at..]),
-            load4(&s3[at..]),
+            load256(&s0[at..]),
+            load256(&s1[at..]),
+            load256(&s2[at..]),
+            load256(&s3[at..]),
         )
     });
     let last = _mm256_set_epi64x(s3[24] as i64, s2[24] as i64, s1[24] as i64, s0[24] as i64);
@@ -399,10 +399,10 @@ pub(crate) fn permute_lanes(states: [&mut [u64; 25]; 4]) {
     for (group, lanes) in vectors.chunks_exact(4).enumerate() {
         let at = 4 * group;
         let [w0, w1, w2, w3] = transpose4(lanes[0], lanes[1], lanes[2], lanes[3]);
-        store4(&mut s0[at..], w0);
-        store4(&mut s1[at..], w1);
-        store4(&mut s2[at..], w2);
-        store4(&mut s3[at..], w3);
+        store256(&mut s0[at..], w0);
+        store256(&mut s1[at..], w1);
+        store256(&mut s2[at..], w2);
+        store256(&mut s3[at..], w3);
     }
     s0[24] = _mm256_extract_epi64::<0>(vectors[24]) as u64;
     s1[24] = _mm256_extract_epi64::<1>(vectors[24]) as u64;
@@ -425,28 +425,6 @@ fn transpose4(r0: __m256i, r1: __m256i, r2: __m256i, r3: __m256i) -> [__m256i; 4
         _mm256_permute2x128_si256::<0x31>(t0, t2),
         _mm256_permute2x128_si256::<0x31>(t1, t3),
     ]
-}
-
-/// The first four words of `words`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn load4(words: &[u64]) -> __m256i {
-    let words = &words[..4];
-    // SAFETY: `words` is 4 readable u64 (32 bytes); vmovdqu has no alignment
-    // requirement, and AVX2 is enabled on this function.
-    unsafe { _mm256_loadu_si256(words.as_ptr().cast()) }
-}
-
-/// Stores `v` into the first four words of `words`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store4(words: &mut [u64], v: __m256i) {
-    let words = &mut words[..4];
-    // SAFETY: `words` is 4 writable u64 (32 bytes); vmovdqu has no
-    // alignment requirement, and AVX2 is enabled on this function.
-    unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast(), v) }
 }
 
 /// Four Keccak sponges of rate `RATE` bytes, run in lockstep, that have

@@ -25,6 +25,8 @@ mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod keygen_avx2;
 #[cfg(target_arch = "x86_64")]
+mod mem_avx2;
+#[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
 mod portable;
 #[cfg(target_arch = "x86_64")]

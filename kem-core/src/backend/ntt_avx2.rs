@@ -32,12 +32,12 @@
 //! multiplication per Montgomery product).
 
 use core::arch::x86_64::{
-    __m256i, _mm256_add_epi16, _mm256_blend_epi32, _mm256_loadu_si256, _mm256_mulhi_epi16,
-    _mm256_mullo_epi16, _mm256_permute2x128_si256, _mm256_set1_epi16, _mm256_slli_epi64,
-    _mm256_srai_epi16, _mm256_srli_epi64, _mm256_storeu_si256, _mm256_sub_epi16,
-    _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
+    __m256i, _mm256_add_epi16, _mm256_blend_epi32, _mm256_mulhi_epi16, _mm256_mullo_epi16,
+    _mm256_permute2x128_si256, _mm256_set1_epi16, _mm256_slli_epi64, _mm256_srai_epi16,
+    _mm256_srli_epi64, _mm256_sub_epi16, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
 };
 
+use super::mem_avx2::{load256, store256};
 use crate::field::Q;
 use crate::ntt::{INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
@@ -127,28 +127,6 @@ static FORWARD_TWIDDLES: [[Twiddles; 3]; 8] = twiddle_table(false);
 
 /// In-register twiddles of the inverse NTT.
 static INVERSE_TWIDDLES: [[Twiddles; 3]; 8] = twiddle_table(true);
-
-/// Loads the first 16 coefficients of `s`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn load(s: &[i16]) -> __m256i {
-    let s = &s[..16];
-    // SAFETY: `s` is 16 readable i16 (32 bytes); vmovdqu has no alignment
-    // requirement, and AVX2 is enabled on this function.
-    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
-}
-
-/// Stores `v` into the first 16 coefficients of `s`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(super) fn store(s: &mut [i16], v: __m256i) {
-    let s = &mut s[..16];
-    // SAFETY: `s` is 16 writable i16 (32 bytes); vmovdqu has no alignment
-    // requirement, and AVX2 is enabled on this function.
-    unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), v) }
-}
 
 /// Lane-wise `field::fqmul(zeta, b)`, given `zeta_qinv = zeta · Q_INV`.
 #[inline]
@@ -266,11 +244,11 @@ fn inverse_vector_layer(v: &mut [__m256i], d: usize, last: usize) {
 fn forward_pair(x: &mut __m256i, y: &mut __m256i, m: usize) {
     let [t8, t4, t2] = &FORWARD_TWIDDLES[m];
     let (mut a, mut b) = swap_l3(*x, *y);
-    (a, b) = forward_butterfly(a, b, load(&t8.zeta.0), load(&t8.zeta_qinv.0));
+    (a, b) = forward_butterfly(a, b, load256(&t8.zeta.0), load256(&t8.zeta_qinv.0));
     (a, b) = swap_l2(a, b);
-    (a, b) = forward_butterfly(a, b, load(&t4.zeta.0), load(&t4.zeta_qinv.0));
+    (a, b) = forward_butterfly(a, b, load256(&t4.zeta.0), load256(&t4.zeta_qinv.0));
     (a, b) = swap_l1(a, b);
-    (a, b) = forward_butterfly(a, b, load(&t2.zeta.0), load(&t2.zeta_qinv.0));
+    (a, b) = forward_butterfly(a, b, load256(&t2.zeta.0), load256(&t2.zeta_qinv.0));
     (a, b) = (barrett_reduce(a), barrett_reduce(b));
     (a, b) = swap_l1(a, b);
     (a, b) = swap_l2(a, b);
@@ -286,11 +264,11 @@ fn inverse_pair(x: &mut __m256i, y: &mut __m256i, m: usize) {
     let (mut a, mut b) = swap_l3(*x, *y);
     (a, b) = swap_l2(a, b);
     (a, b) = swap_l1(a, b);
-    (a, b) = inverse_butterfly(a, b, load(&t2.zeta.0), load(&t2.zeta_qinv.0));
+    (a, b) = inverse_butterfly(a, b, load256(&t2.zeta.0), load256(&t2.zeta_qinv.0));
     (a, b) = swap_l1(a, b);
-    (a, b) = inverse_butterfly(a, b, load(&t4.zeta.0), load(&t4.zeta_qinv.0));
+    (a, b) = inverse_butterfly(a, b, load256(&t4.zeta.0), load256(&t4.zeta_qinv.0));
     (a, b) = swap_l2(a, b);
-    (a, b) = inverse_butterfly(a, b, load(&t8.zeta.0), load(&t8.zeta_qinv.0));
+    (a, b) = inverse_butterfly(a, b, load256(&t8.zeta.0), load256(&t8.zeta_qinv.0));
     (*x, *y) = swap_l3(a, b);
 }
 
@@ -305,9 +283,9 @@ pub(crate) fn ntt(p: &mut Poly) {
     let zeta = _mm256_set1_epi16(ZETAS[1]);
     let zeta_qinv = _mm256_set1_epi16(ZETAS_QINV[1]);
     for (a, b) in lo.chunks_exact_mut(16).zip(hi.chunks_exact_mut(16)) {
-        let (x, y) = forward_butterfly(load(a), load(b), zeta, zeta_qinv);
-        store(a, x);
-        store(b, y);
+        let (x, y) = forward_butterfly(load256(a), load256(b), zeta, zeta_qinv);
+        store256(a, x);
+        store256(b, y);
     }
     forward_half::<0>(lo);
     forward_half::<1>(hi);
@@ -320,7 +298,7 @@ pub(crate) fn ntt(p: &mut Poly) {
 fn forward_half<const H: usize>(half: &mut [i16]) {
     let mut v = [_mm256_set1_epi16(0); 8];
     for (v, c) in v.iter_mut().zip(half.chunks_exact(16)) {
-        *v = load(c);
+        *v = load256(c);
     }
     forward_vector_layer(&mut v, 4, 2 + H);
     forward_vector_layer(&mut v, 2, 4 + 2 * H);
@@ -332,7 +310,7 @@ fn forward_half<const H: usize>(half: &mut [i16]) {
     forward_pair(v4, v5, 4 * H + 2);
     forward_pair(v6, v7, 4 * H + 3);
     for (v, c) in v.iter().zip(half.chunks_exact_mut(16)) {
-        store(c, *v);
+        store256(c, *v);
     }
 }
 
@@ -350,9 +328,9 @@ pub(crate) fn inv_ntt(p: &mut Poly) {
     let scale = _mm256_set1_epi16(INV_NTT_SCALE);
     let scale_qinv = _mm256_set1_epi16(INV_NTT_SCALE.wrapping_mul(Q_INV));
     for (a, b) in lo.chunks_exact_mut(16).zip(hi.chunks_exact_mut(16)) {
-        let (sum, difference) = inverse_butterfly(load(a), load(b), zeta, zeta_qinv);
-        store(a, fqmul(sum, scale, scale_qinv));
-        store(b, fqmul(difference, scale, scale_qinv));
+        let (sum, difference) = inverse_butterfly(load256(a), load256(b), zeta, zeta_qinv);
+        store256(a, fqmul(sum, scale, scale_qinv));
+        store256(b, fqmul(difference, scale, scale_qinv));
     }
 }
 
@@ -363,7 +341,7 @@ pub(crate) fn inv_ntt(p: &mut Poly) {
 fn inverse_half<const H: usize>(half: &mut [i16]) {
     let mut v = [_mm256_set1_epi16(0); 8];
     for (v, c) in v.iter_mut().zip(half.chunks_exact(16)) {
-        *v = load(c);
+        *v = load256(c);
     }
     // Written out (not a loop) so that `v` stays in registers.
     let [v0, v1, v2, v3, v4, v5, v6, v7] = &mut v;
@@ -375,7 +353,7 @@ fn inverse_half<const H: usize>(half: &mut [i16]) {
     inverse_vector_layer(&mut v, 2, 7 - 2 * H);
     inverse_vector_layer(&mut v, 4, 3 - H);
     for (v, c) in v.iter().zip(half.chunks_exact_mut(16)) {
-        store(c, *v);
+        store256(c, *v);
     }
 }
 

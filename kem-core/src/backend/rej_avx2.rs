@@ -23,17 +23,17 @@
 //! derived from ρ, part of the encapsulation key), so they need not be
 //! constant time.
 //!
-//! The intrinsics used are value-only, hence safe to call in a
-//! `#[target_feature(enable = "avx2")]` function; the only `unsafe` is the
-//! unaligned 16-byte loads and stores, on bounds-checked slices.
+//! No `unsafe` here: the intrinsics used are value-only, hence safe to call
+//! in a `#[target_feature(enable = "avx2")]` function, and bytes move in and
+//! out of vectors through `mem_avx2`.
 
 use core::arch::x86_64::{
     __m128i, _mm256_and_si256, _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16,
     _mm256_extracti128_si256, _mm256_movemask_epi8, _mm256_packs_epi16, _mm256_set1_epi16,
-    _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm_loadu_si128,
-    _mm_storeu_si128,
+    _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16,
 };
 
+use super::mem_avx2::{load128, store128};
 use crate::field::Q;
 use crate::hash::{read_lanes, SHAKE128_RATE};
 use crate::poly::N;
@@ -90,33 +90,11 @@ const STEP_BYTES: usize = 24;
 /// Candidates a vector step can append, at most.
 const STEP_LANES: usize = 16;
 
-/// The first 16 bytes of `bytes`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn load16(bytes: &[u8]) -> __m128i {
-    let bytes = &bytes[..16];
-    // SAFETY: `bytes` is 16 readable bytes; vmovdqu has no alignment
-    // requirement, and AVX2 (which implies SSE2) is enabled here.
-    unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
-}
-
 /// The compaction shuffle for `mask` as a vector.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn compact_shuffle(mask: usize) -> __m128i {
-    load16(&COMPACT.0[mask])
-}
-
-/// Writes the eight 16-bit lanes of `v` to the first eight entries of `out`.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn store_lanes(out: &mut [i16], v: __m128i) {
-    let out = &mut out[..8];
-    // SAFETY: `out` is 8 writable i16 (16 bytes); vmovdqu has no alignment
-    // requirement, and AVX2 (which implies SSE2) is enabled here.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    load128(&COMPACT.0[mask])
 }
 
 /// Appends to `coeffs[filled..]` the 12-bit candidates of one squeezed
@@ -148,7 +126,7 @@ pub(crate) fn rejection_sample_block(
             return crate::sample::rejection_sample(coeffs, filled, &rest[8 * lane..]);
         }
         let words = &state[lane..lane + STEP_WORDS];
-        filled = sample_step(coeffs, filled, load_words(words), load_words(&words[1..]));
+        filled = sample_step(coeffs, filled, load128(words), load128(&words[1..]));
         lane += STEP_WORDS;
     }
     filled
@@ -183,21 +161,10 @@ fn sample_step(coeffs: &mut [i16; N], mut filled: usize, lo: __m128i, hi: __m128
     let packed = _mm256_shuffle_epi8(v, shuffle);
 
     // filled + 16 <= N, so both 8-lane stores are in bounds.
-    store_lanes(&mut coeffs[filled..], _mm256_castsi256_si128(packed));
+    store128(&mut coeffs[filled..], _mm256_castsi256_si128(packed));
     filled += usize::from(POPCOUNT[m0]);
-    store_lanes(&mut coeffs[filled..], _mm256_extracti128_si256::<1>(packed));
+    store128(&mut coeffs[filled..], _mm256_extracti128_si256::<1>(packed));
     filled + usize::from(POPCOUNT[m1])
-}
-
-/// The first two words of `words`, as 16 little-endian bytes.
-#[allow(unsafe_code)]
-#[inline]
-#[target_feature(enable = "avx2")]
-fn load_words(words: &[u64]) -> __m128i {
-    let words = &words[..2];
-    // SAFETY: `words` is 2 readable u64 (16 bytes); vmovdqu has no
-    // alignment requirement, and AVX2 (which implies SSE2) is enabled here.
-    unsafe { _mm_loadu_si128(words.as_ptr().cast()) }
 }
 
 #[cfg(test)]

@@ -1,0 +1,123 @@
+//! The AVX2 code's unaligned loads and stores: the one place where its
+//! vector code reads or writes memory through a pointer.
+//!
+//! Each function takes a slice of plain integers (`u8`, `i16` or `u64`),
+//! bounds-checks the first 8, 16 or 32 bytes of it, and moves those bytes
+//! with `vmovdqu`/`vmovq`, which need no alignment. Callers are
+//! `#[target_feature(enable = "avx2")]` functions, so these are only ever
+//! reached on CPUs with AVX2 (see `avx2`).
+
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm256_loadu_si256, _mm256_storeu_si256, _mm_loadu_si128, _mm_storel_epi64,
+    _mm_storeu_si128,
+};
+
+/// Integer types whose every bit pattern is a valid value, so that vector
+/// bytes may be stored into them.
+pub(super) trait Plain: Copy {}
+
+impl Plain for u8 {}
+impl Plain for i16 {}
+impl Plain for u64 {}
+
+/// The first `bytes` bytes of `s`, as a pointer range checked to be in
+/// bounds (panics if `s` is shorter).
+#[inline(always)]
+fn prefix<T: Plain>(s: &[T], bytes: usize) -> *const T {
+    s[..bytes / size_of::<T>()].as_ptr()
+}
+
+/// [`prefix`] for writing.
+#[inline(always)]
+fn prefix_mut<T: Plain>(s: &mut [T], bytes: usize) -> *mut T {
+    s[..bytes / size_of::<T>()].as_mut_ptr()
+}
+
+/// The first 32 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn load256<T: Plain>(s: &[T]) -> __m256i {
+    // SAFETY: `prefix` checked that 32 bytes are readable; vmovdqu needs no
+    // alignment, and AVX2 is enabled here.
+    unsafe { _mm256_loadu_si256(prefix(s, 32).cast()) }
+}
+
+/// Stores `v` into the first 32 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn store256<T: Plain>(s: &mut [T], v: __m256i) {
+    // SAFETY: `prefix_mut` checked that 32 bytes are writable (and any bytes
+    // are a valid `T`); vmovdqu needs no alignment, and AVX2 is enabled here.
+    unsafe { _mm256_storeu_si256(prefix_mut(s, 32).cast(), v) }
+}
+
+/// The first 16 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn load128<T: Plain>(s: &[T]) -> __m128i {
+    // SAFETY: as in `load256`, for 16 bytes (AVX2 implies SSE2).
+    unsafe { _mm_loadu_si128(prefix(s, 16).cast()) }
+}
+
+/// Stores `v` into the first 16 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn store128<T: Plain>(s: &mut [T], v: __m128i) {
+    // SAFETY: as in `store256`, for 16 bytes (AVX2 implies SSE2).
+    unsafe { _mm_storeu_si128(prefix_mut(s, 16).cast(), v) }
+}
+
+/// Stores the low 8 bytes of `v` into the first 8 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn store64<T: Plain>(s: &mut [T], v: __m128i) {
+    // SAFETY: as in `store256`, for 8 bytes; vmovq needs no alignment.
+    unsafe { _mm_storel_epi64(prefix_mut(s, 8).cast(), v) }
+}
+
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod tests {
+    use super::*;
+
+    #[target_feature(enable = "avx2")]
+    fn check() {
+        let words: [u64; 4] = [1, 2, 3, u64::MAX];
+        let mut out = [0i16; 17];
+        store256(&mut out[1..], load256(&words));
+        assert_eq!(out[0], 0, "nothing written before the slice");
+        assert_eq!(&out[1..5], &[1, 0, 0, 0]);
+        assert_eq!(&out[13..17], &[-1; 4]);
+        let bytes: Vec<u8> = (0..16).collect();
+        let mut copy = [0u8; 24];
+        store128(&mut copy[4..], load128(&bytes));
+        assert_eq!(&copy[4..20], &bytes[..]);
+        let mut low = [0xffu8; 9];
+        store64(&mut low, load128(&bytes));
+        assert_eq!(&low[..8], &bytes[..8]);
+        assert_eq!(low[8], 0xff, "only 8 bytes written");
+    }
+
+    #[test]
+    fn loads_and_stores_move_exactly_their_bytes() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("AVX2 not available; skipping");
+            return;
+        }
+        // SAFETY: AVX2 detected above.
+        unsafe { check() };
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_short_slice_panics_instead_of_reading_past_it() {
+        // The bounds check every load and store goes through: 24 bytes are
+        // not 32.
+        prefix(&[0u64; 3], 32);
+    }
+}
