@@ -26,37 +26,41 @@ pub(crate) fn new_polys(len: usize) -> Box<[Poly]> {
     vec![Poly::ZERO; len].into_boxed_slice()
 }
 
+/// Where key generation writes the key: `expanded` (Â^T ‖ t̂, see
+/// [`expanded_key_len`]), `s_hat` (ŝ, k polynomials, canonical
+/// coefficients) and `ek` (ByteEncode_12(t̂) ‖ ρ, `P::EK_LEN` bytes).
+pub(crate) struct KeyBuffers<'a> {
+    pub(crate) expanded: &'a mut [Poly],
+    pub(crate) s_hat: &'a mut [Poly],
+    pub(crate) ek: &'a mut [u8],
+}
+
 /// Algorithm 13 (K-PKE.KeyGen) after (ρ, σ) = G(d ‖ k), with the encoding
-/// ek = ByteEncode_12(t̂) ‖ ρ (Algorithm 13, line 19) and H(ek) (Algorithm
-/// 16, line 3): fills `expanded` (see [`expanded_key_len`]), `s_hat` (k
-/// polynomials, canonical coefficients) and `ek` (`P::EK_LEN` bytes);
-/// returns H(ek). The backend may overlap the hash with the sampling.
+/// of ek (Algorithm 13, line 19) and H(ek) (Algorithm 16, line 3): fills
+/// `out` and returns H(ek). The backend may overlap the hash with the
+/// sampling.
 pub(crate) fn generate<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    expanded: &mut [Poly],
-    s_hat: &mut [Poly],
-    ek: &mut [u8],
+    out: KeyBuffers<'_>,
 ) -> [u8; 32] {
-    let h = B::generate_key::<P>(rho, sigma, expanded, s_hat, ek);
-    for s in s_hat.iter_mut() {
-        s.make_canonical();
-    }
-    h
+    B::generate_key::<P>(rho, sigma, out)
 }
 
 /// Key generation one step after the other, the definition every backend's
-/// `Backend::generate_key` must match: samples Â, ŝ into `s_hat` (reduced,
-/// not yet canonical) and ê; computes t̂ = Â ∘ ŝ + ê; fills `expanded` with
-/// Â^T and t̂ (canonical, see [`expanded_key_len`]); writes ek and returns
-/// H(ek).
+/// `Backend::generate_key` must match: samples Â, ŝ and ê; computes
+/// t̂ = Â ∘ ŝ + ê; fills `out` (ŝ and t̂ with canonical coefficients) and
+/// returns H(ek).
 pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    expanded: &mut [Poly],
-    s_hat: &mut [Poly],
-    ek: &mut [u8],
+    out: KeyBuffers<'_>,
 ) -> [u8; 32] {
+    let KeyBuffers {
+        expanded,
+        s_hat,
+        ek,
+    } = out;
     let k = P::K;
     let (a_hat, t_hat) = expanded.split_at_mut(k * k);
     // Row-major Â first: t̂_i is the product of row i with ŝ.
@@ -84,6 +88,9 @@ pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
         B::encode_12(t, bytes);
     }
     zeroize_all(e.as_mut());
+    for s in s_hat.iter_mut() {
+        s.make_canonical();
+    }
     transpose(k, a_hat);
     rho_bytes.copy_from_slice(rho);
     crate::hash::h::<B>(ek)

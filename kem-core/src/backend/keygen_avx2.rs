@@ -32,6 +32,7 @@ use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE
 use super::keccak_x4::permute_lanes;
 use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Avx2};
 use crate::hash::{read_lanes, xor_block, Permutation, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::pke::KeyBuffers;
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
@@ -118,7 +119,7 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
 /// parameter set of rank `K` and eta1 = `ETA1` (`SPONGES` and
 /// `NOISE_BUFFERS` as in [`Pool`]): the contract of
-/// `Backend::generate_key` (Â^T, ŝ reduced, t̂ canonical).
+/// `Backend::generate_key`.
 #[target_feature(enable = "avx2")]
 pub(crate) fn generate<
     const K: usize,
@@ -128,14 +129,17 @@ pub(crate) fn generate<
 >(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    expanded: &mut [Poly],
-    s_hat: &mut [Poly],
-    ek: &mut [u8],
+    out: KeyBuffers<'_>,
 ) -> [u8; 32] {
     const {
         assert!(K <= MAX_K && SPONGES == 1 + 2 * K + K * K);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
+    let KeyBuffers {
+        expanded,
+        s_hat,
+        ek,
+    } = out;
     let k = K;
     debug_assert!(expanded.len() == k * k + k);
     count(Primitive::Xof, (k * k) as u64);
@@ -339,6 +343,11 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 }
                 wipe(state, [0; 25]);
                 ntt_avx2::ntt(poly);
+                if stream < k {
+                    // ŝ is stored canonical; t̂ does not depend on which
+                    // representatives it is computed from.
+                    poly.make_canonical();
+                }
                 self.noise_done[stream] = true;
                 self.jobs[index] = Job::Done;
             }

@@ -39,6 +39,7 @@ pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
 use crate::params::ParameterSet;
+use crate::pke::KeyBuffers;
 use crate::poly::Poly;
 use crate::{compress, encode, ntt, sample};
 
@@ -87,11 +88,9 @@ pub(crate) trait Backend: Sized + 'static {
     fn generate_key<P: ParameterSet>(
         rho: &[u8; 32],
         sigma: &[u8; 32],
-        expanded: &mut [Poly],
-        s_hat: &mut [Poly],
-        ek: &mut [u8],
+        out: KeyBuffers<'_>,
     ) -> [u8; 32] {
-        crate::pke::generate_sequential::<P, Self>(rho, sigma, expanded, s_hat, ek)
+        crate::pke::generate_sequential::<P, Self>(rho, sigma, out)
     }
 
     /// H(ek) and the row-major matrix Â (as `sample_matrix`) of an
