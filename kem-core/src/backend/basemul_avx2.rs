@@ -139,7 +139,6 @@ pub(crate) fn finish_public_key(t: &mut [i16], e: &[i16]) {
 }
 
 #[cfg(test)]
-#[allow(unsafe_code)]
 mod tests {
     use super::*;
     use crate::ntt;
@@ -205,21 +204,11 @@ mod tests {
 
     #[test]
     fn multiply_accumulate_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check_multiply_accumulate() };
+        crate::backend::run_if_avx2(check_multiply_accumulate);
     }
 
     #[test]
     fn finish_public_key_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check_finish_public_key() };
+        crate::backend::run_if_avx2(check_finish_public_key);
     }
 }

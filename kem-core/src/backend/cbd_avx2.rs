@@ -85,7 +85,6 @@ pub(crate) fn sample_poly_cbd2(words: &[u64; 16], p: &mut Poly) {
 }
 
 #[cfg(test)]
-#[allow(unsafe_code)]
 mod tests {
     use super::*;
 
@@ -123,11 +122,6 @@ mod tests {
 
     #[test]
     fn cbd_avx2_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check() };
+        crate::backend::run_if_avx2(check);
     }
 }

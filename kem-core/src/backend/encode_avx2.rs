@@ -45,7 +45,6 @@ pub(crate) fn encode_12<const CANONICALIZE: bool>(coeffs: &[i16], out: &mut [u8]
 }
 
 #[cfg(test)]
-#[allow(unsafe_code)]
 mod tests {
     use super::*;
     use crate::poly::Poly;
@@ -79,11 +78,6 @@ mod tests {
 
     #[test]
     fn encode_12_avx2_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check() };
+        crate::backend::run_if_avx2(check);
     }
 }

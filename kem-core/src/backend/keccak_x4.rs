@@ -571,12 +571,7 @@ mod tests {
 
     #[test]
     fn permutation_matches_keccak_crate() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check_permutation() };
+        crate::backend::run_if_avx2(check_permutation);
     }
 
     /// Four different inputs of each length 0..=300, five blocks squeezed

@@ -81,7 +81,6 @@ pub(super) fn store64<T: Plain>(s: &mut [T], v: __m128i) {
 }
 
 #[cfg(test)]
-#[allow(unsafe_code)]
 mod tests {
     use super::*;
 
@@ -105,12 +104,7 @@ mod tests {
 
     #[test]
     fn loads_and_stores_move_exactly_their_bytes() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("AVX2 not available; skipping");
-            return;
-        }
-        // SAFETY: AVX2 detected above.
-        unsafe { check() };
+        crate::backend::run_if_avx2(check);
     }
 
     #[test]

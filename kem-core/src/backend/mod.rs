@@ -138,6 +138,19 @@ pub(crate) trait Backend: Sized + 'static {
     }
 }
 
+/// Runs an AVX2 test body if the CPU has AVX2, else reports the skip: the
+/// one place the AVX2 unit tests turn the detection into the `unsafe` call.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+pub(crate) fn run_if_avx2(check: unsafe fn()) {
+    if !is_x86_feature_detected!("avx2") {
+        eprintln!("AVX2 not available; skipping");
+        return;
+    }
+    // SAFETY: AVX2 was detected, the only requirement of the test bodies.
+    unsafe { check() }
+}
+
 /// The hash sponges run on the backend's one-way permutation.
 impl<B: Backend> crate::hash::Permutation for B {
     #[inline(always)]
