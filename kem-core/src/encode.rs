@@ -24,18 +24,9 @@ const fn group_len(d: usize) -> usize {
 #[inline(always)]
 pub(crate) fn pack<const D: usize>(p: &Poly, out: &mut [u8], f: impl Fn(i16) -> u16) {
     debug_assert_eq!(out.len(), 32 * D);
-    pack_coeffs::<D>(&p.coeffs, out, f);
-}
-
-/// [`pack`] on a run of coefficients whose length is a multiple of the
-/// group (see `group_len`; 4 for d = 12), into `len · d / 8` bytes: a
-/// slice of a polynomial's encoding.
-#[inline(always)]
-pub(crate) fn pack_coeffs<const D: usize>(coeffs: &[i16], out: &mut [u8], f: impl Fn(i16) -> u16) {
     let group = const { group_len(D) };
     let group_bytes = group * D / 8;
-    debug_assert!(coeffs.len().is_multiple_of(group) && out.len() == coeffs.len() * D / 8);
-    let values = coeffs.chunks_exact(group);
+    let values = p.coeffs.chunks_exact(group);
     if group * D <= 64 {
         for (chunk, bytes) in values.zip(out.chunks_exact_mut(group_bytes)) {
             let mut acc = 0u64;

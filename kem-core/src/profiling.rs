@@ -8,9 +8,9 @@
 //! with the feature costs a few relaxed atomic loads per hash call and per
 //! permutation (about 1,000 cycles each), so timings taken then stay
 //! comparable with a normal build.
-//! kem-core has no clock of its own (it has no `unsafe` outside its SIMD
-//! backends), so the caller may pass one to [`enable`], e.g. a `rdtsc`
-//! reader. Without a clock the counters still count and the ticks stay 0.
+//! kem-core has no clock of its own (its only `unsafe` is in the SIMD
+//! backends and the volatile wipe), so the caller may pass one to
+//! [`enable`], e.g. a `rdtsc` reader. Without a clock the counters still count and the ticks stay 0.
 //!
 //! Counting a primitive that runs four-wide counts each of its four
 //! streams. Timing every permutation costs two clock reads each; a caller

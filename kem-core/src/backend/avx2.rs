@@ -3,8 +3,10 @@
 //! Every hot spot runs inside a `#[target_feature(enable = "avx2")]`
 //! function, so the shared arithmetic (NTT, base multiplication, compression,
 //! encoding, noise sampling) is compiled with 256-bit vectors. This module
-//! holds the only `unsafe` of kem-core: calling those functions from the
-//! (feature-less) `Backend` methods.
+//! holds the `unsafe` calls of those functions from the (feature-less)
+//! `Backend` methods. The rest of kem-core's `unsafe` is the vector loads
+//! and stores (`mem_avx2`), the AVX-512VL Keccak calls (`keccak_x4`) and
+//! the volatile wipe (`crate::wipe`).
 //!
 //! # Safety
 //!

@@ -41,8 +41,6 @@ use crate::wipe::wipe;
 /// hash waits for at most this many.
 const CHUNK: usize = 32;
 
-/// The largest rank, for per-row scratch.
-const MAX_K: usize = 4;
 /// Where the hash sponge is in the pool; noise stream i is at 1 + i, and
 /// matrix entry e (row-major) at 1 + 2k + e.
 const HASH: usize = 0;
@@ -132,7 +130,7 @@ pub(crate) fn generate<
     out: KeyBuffers<'_>,
 ) -> [u8; 32] {
     const {
-        assert!(K <= MAX_K && SPONGES == 1 + 2 * K + K * K);
+        assert!(SPONGES == 1 + 2 * K + K * K);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
     let KeyBuffers {
@@ -168,9 +166,10 @@ pub(crate) fn generate<
         let mut input = [0u8; 33];
         input[..32].copy_from_slice(sigma);
         input[32] = index as u8;
-        let block = padded_block::<SHAKE256_RATE>(&input, 0, SHAKE_DOMAIN);
+        let mut block = padded_block::<SHAKE256_RATE>(&input, 0, SHAKE_DOMAIN);
         xor_block(&mut pool.states[1 + index], &block);
         wipe(&mut input, [0; 33]);
+        wipe(&mut block, [0; SHAKE256_RATE]);
         pool.jobs[1 + index] = Job::Noise { index, squeezed: 0 };
     }
     for entry in 0..k * k {
@@ -352,7 +351,7 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 self.jobs[index] = Job::Done;
             }
             Job::Sample { entry } => {
-                self.blocks[index] += 1;
+                self.blocks[index] = self.blocks[index].saturating_add(1);
                 let filled = &mut self.filled[entry];
                 // Â[i, j] is stored transposed, at j·k + i.
                 let (i, j) = (entry / K, entry % K);
@@ -408,5 +407,80 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         } else {
             384 * self.t_row + self.t_done * 3 / 2
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{available_backends, with_backend, Backend, BackendKind, Portable};
+    use crate::hash::{self, SHAKE128_RATE};
+    use crate::params::{MlKem1024, MlKem512, MlKem768, ParameterSet};
+    use crate::pke::new_polys;
+
+    /// Whether some entry of Â(ρ) needs a fourth SHAKE128 block.
+    fn needs_fourth_block(rho: &[u8; 32], k: usize) -> bool {
+        (0..k * k).any(|entry| {
+            let mut xof = hash::xof::<Portable>(rho, (entry % k) as u8, (entry / k) as u8);
+            let mut bytes = [0u8; 3 * SHAKE128_RATE];
+            for block in bytes.chunks_exact_mut(SHAKE128_RATE) {
+                xof.squeeze_block(block);
+            }
+            crate::sample::rejection_sample(&mut [0; N], 0, &bytes) < N
+        })
+    }
+
+    /// Everything key generation writes: Â^T ‖ t̂, ŝ, ek and H(ek).
+    type Generated = (Box<[Poly]>, Box<[Poly]>, Vec<u8>, [u8; 32]);
+
+    fn generate_with<P: ParameterSet, B: Backend>(rho: &[u8; 32], sigma: &[u8; 32]) -> Generated {
+        let mut expanded = new_polys(P::K * P::K + P::K);
+        let mut s_hat = new_polys(P::K);
+        let mut ek = vec![0u8; P::EK_LEN];
+        let buffers = KeyBuffers {
+            expanded: &mut expanded,
+            s_hat: &mut s_hat,
+            ek: &mut ek,
+        };
+        let h = B::generate_key::<P>(rho, sigma, buffers);
+        (expanded, s_hat, ek, h)
+    }
+
+    /// The pool against the sequential algorithm on 300 seeds, some of whose
+    /// matrices need a fourth block.
+    fn matches_sequential<P: ParameterSet>() {
+        let mut fourth_blocks = 0;
+        for seed in 0..300u32 {
+            let (rho, sigma) = hash::g::<Portable>(&seed.to_le_bytes(), &[P::K as u8]);
+            let expected = generate_with::<P, Portable>(&rho, &sigma);
+            assert!(
+                expected == generate_with::<P, Avx2>(&rho, &sigma),
+                "{} seed {seed}",
+                P::NAME
+            );
+            fourth_blocks += usize::from(needs_fourth_block(&rho, P::K));
+        }
+        assert!(
+            fourth_blocks > 0,
+            "{}: no seed needed a fourth block",
+            P::NAME
+        );
+    }
+
+    #[test]
+    fn pool_matches_the_sequential_key_generation() {
+        // The AVX2 backend, and the AVX-512 one (the same pool on other
+        // Keccak instructions), where the CPU has them.
+        for kind in available_backends() {
+            if kind == BackendKind::Portable {
+                continue;
+            }
+            with_backend(kind, || {
+                matches_sequential::<MlKem512>();
+                matches_sequential::<MlKem768>();
+                matches_sequential::<MlKem1024>();
+            })
+            .expect("available backend");
+        }
     }
 }

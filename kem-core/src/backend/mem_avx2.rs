@@ -12,24 +12,38 @@ use core::arch::x86_64::{
     _mm_storeu_si128,
 };
 
-/// Integer types whose every bit pattern is a valid value, so that vector
-/// bytes may be stored into them.
-pub(super) trait Plain: Copy {}
+/// Element types the loads and stores move bytes in and out of.
+///
+/// # Safety
+///
+/// Every bit pattern must be a valid value (vector bytes are stored into
+/// them), and the size must divide 8 (so that a prefix of 8, 16 or 32 bytes
+/// is a whole number of elements; also checked at compile time).
+#[allow(unsafe_code)]
+pub(super) unsafe trait Plain: Copy {}
 
-impl Plain for u8 {}
-impl Plain for i16 {}
-impl Plain for u64 {}
+// SAFETY: plain integers, of sizes 1, 2 and 8.
+#[allow(unsafe_code)]
+unsafe impl Plain for u8 {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Plain for i16 {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Plain for u64 {}
 
 /// The first `bytes` bytes of `s`, as a pointer range checked to be in
 /// bounds (panics if `s` is shorter).
 #[inline(always)]
 fn prefix<T: Plain>(s: &[T], bytes: usize) -> *const T {
+    const { assert!(8 % size_of::<T>() == 0) };
     s[..bytes / size_of::<T>()].as_ptr()
 }
 
 /// [`prefix`] for writing.
 #[inline(always)]
 fn prefix_mut<T: Plain>(s: &mut [T], bytes: usize) -> *mut T {
+    const { assert!(8 % size_of::<T>() == 0) };
     s[..bytes / size_of::<T>()].as_mut_ptr()
 }
 

@@ -140,6 +140,7 @@ pub(crate) trait Backend: Sized + 'static {
 
 /// Runs an AVX2 test body if the CPU has AVX2, else reports the skip: the
 /// one place the AVX2 unit tests turn the detection into the `unsafe` call.
+/// Only for bodies that need AVX2 alone (not BMI1 or AVX-512).
 #[cfg(all(test, target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 pub(crate) fn run_if_avx2(check: unsafe fn()) {

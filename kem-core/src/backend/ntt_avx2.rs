@@ -433,58 +433,34 @@ mod tests {
         assert_eq!(ZETAS[127], 1628);
     }
 
-    #[test]
-    fn ntt_avx2_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("skipped: no AVX2");
-            return;
-        }
+    #[target_feature(enable = "avx2")]
+    fn check_ntt() {
         for (n, input) in inputs(Q - 1, 2000, 1).into_iter().enumerate() {
             let mut expect = input;
             crate::ntt::ntt(&mut expect);
             let mut got = input;
-            #[allow(unsafe_code)]
-            // SAFETY: AVX2 detected above.
-            unsafe {
-                ntt(&mut got)
-            };
+            ntt(&mut got);
             assert_eq!(got.coeffs, expect.coeffs, "input {n}");
         }
     }
 
-    #[test]
-    fn inv_ntt_avx2_matches_portable() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("skipped: no AVX2");
-            return;
-        }
+    #[target_feature(enable = "avx2")]
+    fn check_inv_ntt() {
         for (n, input) in inputs(Q, 2000, 2).into_iter().enumerate() {
             let mut expect = input;
             crate::ntt::inv_ntt(&mut expect);
             let mut got = input;
-            #[allow(unsafe_code)]
-            // SAFETY: AVX2 detected above.
-            unsafe {
-                inv_ntt(&mut got)
-            };
+            inv_ntt(&mut got);
             assert_eq!(got.coeffs, expect.coeffs, "input {n}");
         }
     }
 
-    #[test]
-    fn ntt_avx2_round_trip() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("skipped: no AVX2");
-            return;
-        }
+    #[target_feature(enable = "avx2")]
+    fn check_round_trip() {
         for input in inputs(Q - 1, 100, 3) {
             let mut p = input;
-            #[allow(unsafe_code)]
-            // SAFETY: AVX2 detected above.
-            unsafe {
-                ntt(&mut p);
-                inv_ntt(&mut p);
-            }
+            ntt(&mut p);
+            inv_ntt(&mut p);
             // inv_ntt(ntt(a)) = a · 2^16 mod q.
             for (x, y) in p.coeffs.iter().zip(input.coeffs.iter()) {
                 assert!(x.abs() < Q);
@@ -492,5 +468,20 @@ mod tests {
                 assert_eq!(i64::from(*x).rem_euclid(i64::from(Q)), expect);
             }
         }
+    }
+
+    #[test]
+    fn ntt_avx2_matches_portable() {
+        crate::backend::run_if_avx2(check_ntt);
+    }
+
+    #[test]
+    fn inv_ntt_avx2_matches_portable() {
+        crate::backend::run_if_avx2(check_inv_ntt);
+    }
+
+    #[test]
+    fn ntt_avx2_round_trip() {
+        crate::backend::run_if_avx2(check_round_trip);
     }
 }

@@ -13,11 +13,12 @@
 //! accepted lanes. Lanes stored past that end are garbage that the next store
 //! overwrites.
 //!
-//! A full 16-lane step runs only while 16 more coefficients fit, so no store
-//! reaches past index 255; the last coefficients, and any bytes left over
-//! (fewer than 24), go to the scalar [`crate::sample::rejection_sample`],
-//! which continues at the chunk where the vector loop stopped. The result is
-//! exactly that of the scalar function on the whole input.
+//! The input is one squeezed SHAKE128 block, read from the sponge state:
+//! 168 bytes, seven steps. A step runs only while 16 more coefficients fit,
+//! so no store reaches past index 255; the last coefficients go to the
+//! scalar [`crate::sample::rejection_sample`], which continues at the chunk
+//! where the vector loop stopped. The result is exactly that of the scalar
+//! function on the whole block.
 //!
 //! The table lookups depend on the XOF output, which is public (it is
 //! derived from ρ, part of the encapsulation key), so they need not be
@@ -206,12 +207,8 @@ mod tests {
         all
     }
 
-    #[test]
-    fn rej_avx2_matches_scalar() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("skipping rej_avx2_matches_scalar: no AVX2");
-            return;
-        }
+    #[target_feature(enable = "avx2")]
+    fn check() {
         let mut cases = 0;
         for bytes in inputs(SHAKE128_RATE) {
             // The block as the first 21 lanes of a state; the capacity lanes
@@ -229,15 +226,18 @@ mod tests {
                 let mut expected = start;
                 let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
                 let mut got = start;
-                #[allow(unsafe_code)]
-                // SAFETY: AVX2 detected above.
-                let ret = unsafe { rejection_sample_block(&mut got, filled, &state) };
+                let ret = rejection_sample_block(&mut got, filled, &state);
                 assert_eq!(ret, want, "filled {filled}");
                 assert_eq!(got[..ret], expected[..want], "filled {filled}");
                 cases += 1;
             }
         }
         assert!(cases > 1000);
+    }
+
+    #[test]
+    fn rej_avx2_matches_scalar() {
+        crate::backend::run_if_avx2(check);
     }
 
     #[test]

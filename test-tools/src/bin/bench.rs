@@ -34,15 +34,12 @@ use test_tools::table::{Align, Table};
 const DEFAULT_ITERATIONS: usize = 10_000;
 /// Timed runs per measurement with `--quick`.
 const QUICK_ITERATIONS: usize = 100;
-/// The timed runs of each measurement are split into this many chunks (by
-/// default; `--rounds`), run round-robin across all implementations and
-/// operations of a parameter set, so that background load affects them
-/// alike. These shared machines switch between a fast and a slow state
-/// (the same code then takes 1.3x-1.5x longer) at irregular intervals; with
-/// 20 chunks of 500 runs, one implementation's chunks could land mostly in
-/// one state and another's in the other, which moved the keygen ratio of
-/// two backends by up to 30% between runs. 100 chunks of 100 runs spread
-/// every implementation over both states alike.
+/// The timed runs of each measurement are split into chunks, run
+/// round-robin across all implementations and operations of a parameter
+/// set, so that background load affects them alike: by default this many
+/// chunks, and at least 10 runs per chunk (`--rounds` overrides). Finer
+/// chunks matter on shared machines whose speed changes at irregular
+/// intervals (see the commit that raised it from 20).
 const DEFAULT_ROUNDS: usize = 100;
 
 /// The 2x bar: kem-core's portable backend against RustCrypto `ml-kem` on
@@ -61,7 +58,7 @@ in the same run.
 options:
   --iterations N   timed runs per measurement (default 10000; 100 with --quick)
   --rounds N       interleaved chunks the timed runs are split into (default
-                   100; at most the number of runs)
+                   100, with at least 10 runs per chunk)
   --params LIST    comma-separated parameter sets: 512,768,1024 (default all;
                    `ML-KEM-768` style names work too)
   --csv PATH       write the CSV to PATH instead of printing it
@@ -81,7 +78,7 @@ struct Args {
 /// Parses the arguments after the program name. `Ok(None)` means `--help`.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut iterations = None;
-    let mut rounds = DEFAULT_ROUNDS;
+    let mut rounds = None;
     let mut quick = false;
     let mut sets = None;
     let mut csv = None;
@@ -112,12 +109,13 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
             }
             "--rounds" => {
                 let v = value("--rounds")?;
-                rounds = v
+                let n: usize = v
                     .parse()
                     .map_err(|_| format!("--rounds: not a number: {v:?}"))?;
-                if rounds == 0 {
+                if n == 0 {
                     return Err("--rounds must be at least 1".into());
                 }
+                rounds = Some(n);
             }
             "--params" => sets = Some(parse_sets(&value("--params")?)?),
             "--csv" => {
@@ -142,7 +140,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
     };
     Ok(Some(Args {
         config: Config { warmup, iterations },
-        rounds: rounds.min(iterations),
+        // No more chunks than runs (as `measure_interleaved` would clamp),
+        // so that the header reports what runs.
+        rounds: rounds.map_or((iterations / 10).clamp(1, DEFAULT_ROUNDS), |n| {
+            n.min(iterations)
+        }),
         sets: sets.unwrap_or_else(|| Set::ALL.to_vec()),
         csv,
     }))
@@ -689,7 +691,11 @@ mod tests {
         assert_eq!(a.csv, Some(PathBuf::from("x.csv")));
         let a = parse(&["--iterations=7", "--quick"]).unwrap().unwrap();
         assert_eq!(a.config.iterations, 7);
-        assert_eq!(a.rounds, 7, "no more chunks than runs");
+        assert_eq!(a.rounds, 1, "at least 10 runs per chunk");
+        let a = parse(&["--quick"]).unwrap().unwrap();
+        assert_eq!(a.rounds, 10);
+        let a = parse(&[]).unwrap().unwrap();
+        assert_eq!(a.rounds, DEFAULT_ROUNDS);
         let a = parse(&["--rounds", "20"]).unwrap().unwrap();
         assert_eq!(a.rounds, 20);
         assert!(parse(&["--help"]).unwrap().is_none());
