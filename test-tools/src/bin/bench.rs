@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kem_core::{with_backend, MlKem1024, MlKem512, MlKem768, ParameterSet};
+use test_tools::cli::positive;
 use test_tools::cycles::{self, Config, Measurement, Operation};
 use test_tools::kem_core_ops::{
     check_kem_core, kem_core_backends, kem_core_benches, kem_core_label, KemCoreAnswer,
@@ -97,26 +98,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         match flag.as_str() {
             "-h" | "--help" => return Ok(None),
             "--quick" if inline.is_none() => quick = true,
-            "--iterations" => {
-                let v = value("--iterations")?;
-                let n: usize = v
-                    .parse()
-                    .map_err(|_| format!("--iterations: not a number: {v:?}"))?;
-                if n == 0 {
-                    return Err("--iterations must be at least 1".into());
-                }
-                iterations = Some(n);
-            }
-            "--rounds" => {
-                let v = value("--rounds")?;
-                let n: usize = v
-                    .parse()
-                    .map_err(|_| format!("--rounds: not a number: {v:?}"))?;
-                if n == 0 {
-                    return Err("--rounds must be at least 1".into());
-                }
-                rounds = Some(n);
-            }
+            "--iterations" => iterations = Some(positive("--iterations", &value("--iterations")?)?),
+            "--rounds" => rounds = Some(positive("--rounds", &value("--rounds")?)?),
             "--params" => sets = Some(parse_sets(&value("--params")?)?),
             "--csv" => {
                 let v = value("--csv")?;
