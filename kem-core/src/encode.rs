@@ -136,8 +136,9 @@ mod tests {
 
     fn round_trip<const D: usize>() {
         let modulus = if D == 12 { Q as u16 } else { 1 << D };
-        let values: [u16; N] =
-            core::array::from_fn(|i| ((i as u32 * 2654435761) % u32::from(modulus)) as u16);
+        let values: [u16; N] = core::array::from_fn(|i| {
+            ((i as u32).wrapping_mul(2654435761) % u32::from(modulus)) as u16
+        });
         let mut p = Poly::ZERO;
         for (c, v) in p.coeffs.iter_mut().zip(values) {
             *c = v as i16;
