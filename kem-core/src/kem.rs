@@ -33,7 +33,7 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> Gene
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
     let mut ek = vec![0u8; P::EK_LEN].into_boxed_slice();
-    let buffers = pke::KeyBuffers {
+    let buffers = crate::backend::KeyBuffers {
         expanded: &mut expanded,
         s_hat: &mut s_hat,
         ek: &mut ek,

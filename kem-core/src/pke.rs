@@ -7,7 +7,7 @@
 
 use zeroize::Zeroize;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, KeyBuffers};
 use crate::encode::{encoded_len, message_to_poly, poly_to_message};
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{zeroize_all, Poly};
@@ -26,36 +26,20 @@ pub(crate) fn new_polys(len: usize) -> Box<[Poly]> {
     vec![Poly::ZERO; len].into_boxed_slice()
 }
 
-/// Where key generation writes the key: `expanded` (Â^T ‖ t̂, see
-/// [`expanded_key_len`]), `s_hat` (ŝ, k polynomials, canonical
-/// coefficients) and `ek` (ByteEncode_12(t̂) ‖ ρ, `P::EK_LEN` bytes).
-pub(crate) struct KeyBuffers<'a> {
-    pub(crate) expanded: &'a mut [Poly],
-    pub(crate) s_hat: &'a mut [Poly],
-    pub(crate) ek: &'a mut [u8],
-}
-
 /// Algorithm 13 (K-PKE.KeyGen) after (ρ, σ) = G(d ‖ k), with the encoding
 /// of ek (Algorithm 13, line 19) and H(ek) (Algorithm 16, line 3): fills
-/// `out` and returns H(ek). The backend may overlap the hash with the
-/// sampling.
+/// `out` (Â^T ‖ t̂, ŝ and t̂ with canonical coefficients, and ek) and returns
+/// H(ek). A backend may run it its own way (`Backend::generate_key`, which
+/// must give the same bytes); else it runs one step after the other, as
+/// here.
 pub(crate) fn generate<P: ParameterSet, B: Backend>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    out: KeyBuffers<'_>,
+    mut out: KeyBuffers<'_>,
 ) -> [u8; 32] {
-    B::generate_key::<P>(rho, sigma, out)
-}
-
-/// Key generation one step after the other, the definition every backend's
-/// `Backend::generate_key` must match: samples Â, ŝ and ê; computes
-/// t̂ = Â ∘ ŝ + ê; fills `out` (ŝ and t̂ with canonical coefficients) and
-/// returns H(ek).
-pub(crate) fn generate_sequential<P: ParameterSet, B: Backend>(
-    rho: &[u8; 32],
-    sigma: &[u8; 32],
-    out: KeyBuffers<'_>,
-) -> [u8; 32] {
+    if let Some(h) = B::generate_key::<P>(rho, sigma, &mut out) {
+        return h;
+    }
     let KeyBuffers {
         expanded,
         s_hat,
@@ -220,5 +204,78 @@ fn decode_decompress<B: Backend>(d: usize, bytes: &[u8], p: &mut Poly) {
         10 => B::decode_decompress::<10>(bytes, p),
         11 => B::decode_decompress::<11>(bytes, p),
         _ => unreachable!("FIPS 203 uses du, dv in {{4, 5, 10, 11}}"),
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::backend::{available_backends, with_backend, Avx2, BackendKind, Portable};
+    use crate::hash::{self, SHAKE128_RATE};
+    use crate::params::{MlKem1024, MlKem512, MlKem768};
+    use crate::poly::N;
+
+    /// Whether some entry of Â(ρ) needs a fourth SHAKE128 block.
+    fn needs_fourth_block(rho: &[u8; 32], k: usize) -> bool {
+        (0..k * k).any(|entry| {
+            let mut xof = hash::xof::<Portable>(rho, (entry % k) as u8, (entry / k) as u8);
+            let mut bytes = [0u8; 3 * SHAKE128_RATE];
+            for block in bytes.chunks_exact_mut(SHAKE128_RATE) {
+                xof.squeeze_block(block);
+            }
+            crate::sample::rejection_sample(&mut [0; N], 0, &bytes) < N
+        })
+    }
+
+    /// Everything key generation writes: Â^T ‖ t̂, ŝ, ek and H(ek).
+    type Generated = (Box<[Poly]>, Box<[Poly]>, Vec<u8>, [u8; 32]);
+
+    fn generate_with<P: ParameterSet, B: Backend>(rho: &[u8; 32], sigma: &[u8; 32]) -> Generated {
+        let mut expanded = new_polys(expanded_key_len(P::K));
+        let mut s_hat = new_polys(P::K);
+        let mut ek = vec![0u8; P::EK_LEN];
+        let buffers = KeyBuffers {
+            expanded: &mut expanded,
+            s_hat: &mut s_hat,
+            ek: &mut ek,
+        };
+        let h = generate::<P, B>(rho, sigma, buffers);
+        (expanded, s_hat, ek, h)
+    }
+
+    /// The AVX2 key generation (a pool of sponges, `keygen_avx2`) against
+    /// the sequential one on 300 seeds, some of whose matrices need a
+    /// fourth block.
+    fn avx2_matches_sequential<P: ParameterSet>() {
+        let mut fourth_blocks = 0;
+        for seed in 0..300u32 {
+            let (rho, sigma) = hash::g::<Portable>(&seed.to_le_bytes(), &[P::K as u8]);
+            let expected = generate_with::<P, Portable>(&rho, &sigma);
+            let got = generate_with::<P, Avx2>(&rho, &sigma);
+            assert!(got == expected, "{} seed {seed}", P::NAME);
+            fourth_blocks += usize::from(needs_fourth_block(&rho, P::K));
+        }
+        assert!(
+            fourth_blocks > 0,
+            "{}: no seed needed a fourth block",
+            P::NAME
+        );
+    }
+
+    #[test]
+    fn simd_key_generation_matches_the_sequential_one() {
+        // The AVX2 backend, and the AVX-512 one (the same code on other
+        // Keccak instructions), where the CPU has them.
+        for kind in available_backends() {
+            if kind == BackendKind::Portable {
+                continue;
+            }
+            with_backend(kind, || {
+                avx2_matches_sequential::<MlKem512>();
+                avx2_matches_sequential::<MlKem768>();
+                avx2_matches_sequential::<MlKem1024>();
+            })
+            .expect("available backend");
+        }
     }
 }

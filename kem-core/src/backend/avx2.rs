@@ -17,8 +17,8 @@
 //! supports AVX2 and BMI1, the requirements of the `unsafe` calls below.
 
 use super::Backend;
+use crate::backend::KeyBuffers;
 use crate::params::ParameterSet;
-use crate::pke::KeyBuffers;
 use crate::poly::Poly;
 
 /// The AVX2 backend (selected only on CPUs with AVX2; see the module docs).
@@ -53,7 +53,7 @@ impl Backend for Avx2 {
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
-    avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: KeyBuffers<'_>) -> [u8; 32]);
+    avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
@@ -66,10 +66,10 @@ impl Backend for Avx2 {
 mod with_avx2 {
     use crate::backend::keccak_x4::SpongeX4;
     use crate::backend::ntt_avx2;
+    use crate::backend::KeyBuffers;
     use crate::backend::{Backend, Portable};
     use crate::hash::{SHAKE256_RATE, SHAKE_DOMAIN};
     use crate::params::ParameterSet;
-    use crate::pke::KeyBuffers;
     use crate::poly::Poly;
 
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
@@ -107,14 +107,14 @@ mod with_avx2 {
     pub(super) fn generate_key<P: ParameterSet>(
         rho: &[u8; 32],
         sigma: &[u8; 32],
-        out: KeyBuffers<'_>,
-    ) -> [u8; 32] {
+        out: &mut KeyBuffers<'_>,
+    ) -> Option<[u8; 32]> {
         use crate::backend::keygen_avx2::generate;
         // (k, eta1) of the three parameter sets, with the pool's sizes.
         match (P::K, P::ETA1) {
-            (2, 3) => generate::<2, 3, 9, 4>(rho, sigma, out),
-            (3, 2) => generate::<3, 2, 16, 0>(rho, sigma, out),
-            (4, 2) => generate::<4, 2, 25, 0>(rho, sigma, out),
+            (2, 3) => Some(generate::<2, 3, 9, 4>(rho, sigma, out)),
+            (3, 2) => Some(generate::<3, 2, 16, 0>(rho, sigma, out)),
+            (4, 2) => Some(generate::<4, 2, 25, 0>(rho, sigma, out)),
             _ => unreachable!("FIPS 203 has three parameter sets"),
         }
     }

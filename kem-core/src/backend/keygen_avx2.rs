@@ -20,7 +20,7 @@
 //! after G, where sampling first and hashing afterwards took 11 four-way
 //! and 9 one-way ones.
 //!
-//! The output is the sequential algorithm's (`pke::generate_sequential`),
+//! The output is the sequential algorithm's (`pke::generate`),
 //! byte for byte: every sponge sees the same input, and each coefficient of
 //! t̂ is computed by the same formulas. The schedule depends only on how
 //! many candidates each matrix block yields, which is public (ρ is part of
@@ -30,9 +30,9 @@
 use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
 use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE, SHA3_DOMAIN};
 use super::keccak_x4::permute_lanes;
+use super::KeyBuffers;
 use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Avx2};
 use crate::hash::{read_lanes, xor_block, Permutation, SHAKE256_RATE, SHAKE_DOMAIN};
-use crate::pke::KeyBuffers;
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
@@ -127,17 +127,13 @@ pub(crate) fn generate<
 >(
     rho: &[u8; 32],
     sigma: &[u8; 32],
-    out: KeyBuffers<'_>,
+    out: &mut KeyBuffers<'_>,
 ) -> [u8; 32] {
     const {
         assert!(SPONGES == 1 + 2 * K + K * K);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
-    let KeyBuffers {
-        expanded,
-        s_hat,
-        ek,
-    } = out;
+    let (expanded, s_hat, ek) = (&mut *out.expanded, &mut *out.s_hat, &mut *out.ek);
     let k = K;
     debug_assert!(expanded.len() == k * k + k);
     count(Primitive::Xof, (k * k) as u64);
@@ -407,80 +403,5 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         } else {
             384 * self.t_row + self.t_done * 3 / 2
         };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::backend::{available_backends, with_backend, Backend, BackendKind, Portable};
-    use crate::hash::{self, SHAKE128_RATE};
-    use crate::params::{MlKem1024, MlKem512, MlKem768, ParameterSet};
-    use crate::pke::new_polys;
-
-    /// Whether some entry of Â(ρ) needs a fourth SHAKE128 block.
-    fn needs_fourth_block(rho: &[u8; 32], k: usize) -> bool {
-        (0..k * k).any(|entry| {
-            let mut xof = hash::xof::<Portable>(rho, (entry % k) as u8, (entry / k) as u8);
-            let mut bytes = [0u8; 3 * SHAKE128_RATE];
-            for block in bytes.chunks_exact_mut(SHAKE128_RATE) {
-                xof.squeeze_block(block);
-            }
-            crate::sample::rejection_sample(&mut [0; N], 0, &bytes) < N
-        })
-    }
-
-    /// Everything key generation writes: Â^T ‖ t̂, ŝ, ek and H(ek).
-    type Generated = (Box<[Poly]>, Box<[Poly]>, Vec<u8>, [u8; 32]);
-
-    fn generate_with<P: ParameterSet, B: Backend>(rho: &[u8; 32], sigma: &[u8; 32]) -> Generated {
-        let mut expanded = new_polys(P::K * P::K + P::K);
-        let mut s_hat = new_polys(P::K);
-        let mut ek = vec![0u8; P::EK_LEN];
-        let buffers = KeyBuffers {
-            expanded: &mut expanded,
-            s_hat: &mut s_hat,
-            ek: &mut ek,
-        };
-        let h = B::generate_key::<P>(rho, sigma, buffers);
-        (expanded, s_hat, ek, h)
-    }
-
-    /// The pool against the sequential algorithm on 300 seeds, some of whose
-    /// matrices need a fourth block.
-    fn matches_sequential<P: ParameterSet>() {
-        let mut fourth_blocks = 0;
-        for seed in 0..300u32 {
-            let (rho, sigma) = hash::g::<Portable>(&seed.to_le_bytes(), &[P::K as u8]);
-            let expected = generate_with::<P, Portable>(&rho, &sigma);
-            assert!(
-                expected == generate_with::<P, Avx2>(&rho, &sigma),
-                "{} seed {seed}",
-                P::NAME
-            );
-            fourth_blocks += usize::from(needs_fourth_block(&rho, P::K));
-        }
-        assert!(
-            fourth_blocks > 0,
-            "{}: no seed needed a fourth block",
-            P::NAME
-        );
-    }
-
-    #[test]
-    fn pool_matches_the_sequential_key_generation() {
-        // The AVX2 backend, and the AVX-512 one (the same pool on other
-        // Keccak instructions), where the CPU has them.
-        for kind in available_backends() {
-            if kind == BackendKind::Portable {
-                continue;
-            }
-            with_backend(kind, || {
-                matches_sequential::<MlKem512>();
-                matches_sequential::<MlKem768>();
-                matches_sequential::<MlKem1024>();
-            })
-            .expect("available backend");
-        }
     }
 }

@@ -39,9 +39,17 @@ pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
 use crate::params::ParameterSet;
-use crate::pke::KeyBuffers;
 use crate::poly::Poly;
 use crate::{compress, encode, ntt, sample};
+
+/// Where key generation writes the key: `expanded` (Â^T ‖ t̂, see
+/// `pke::expanded_key_len`), `s_hat` (ŝ, k polynomials) and `ek`
+/// (ByteEncode_12(t̂) ‖ ρ, `P::EK_LEN` bytes).
+pub(crate) struct KeyBuffers<'a> {
+    pub(crate) expanded: &'a mut [Poly],
+    pub(crate) s_hat: &'a mut [Poly],
+    pub(crate) ek: &'a mut [u8],
+}
 
 /// The operations a backend provides. Every method has the portable
 /// definition as its default.
@@ -82,15 +90,17 @@ pub(crate) trait Backend: Sized + 'static {
     }
 
     /// Algorithm 13 (K-PKE.KeyGen) after G, with ek = ByteEncode_12(t̂) ‖ ρ
-    /// and H(ek): see [`crate::pke::generate_sequential`] for what it fills.
-    /// A backend may overlap the hash with the sampling.
+    /// and H(ek), for a backend that runs it its own way (e.g. overlapping
+    /// the hash with the sampling): fills `out` exactly as
+    /// [`crate::pke::generate`] does and returns H(ek). The default,
+    /// `None`, leaves it to that sequential algorithm.
     #[inline(always)]
     fn generate_key<P: ParameterSet>(
-        rho: &[u8; 32],
-        sigma: &[u8; 32],
-        out: KeyBuffers<'_>,
-    ) -> [u8; 32] {
-        crate::pke::generate_sequential::<P, Self>(rho, sigma, out)
+        _rho: &[u8; 32],
+        _sigma: &[u8; 32],
+        _out: &mut KeyBuffers<'_>,
+    ) -> Option<[u8; 32]> {
+        None
     }
 
     /// H(ek) and the row-major matrix Â (as `sample_matrix`) of an
