@@ -413,6 +413,17 @@ fn raw(call: impl FnOnce() -> c_int) -> Outcome {
     }
 }
 
+/// Another operation's `EVP_PKEY_*_init` on a context for the full
+/// ML-KEM-768 key (which has no such operation).
+fn init_on_full_key(
+    f: &Fixture<'_>,
+    init: unsafe extern "C" fn(*mut ffi::EVP_PKEY_CTX) -> c_int,
+) -> Outcome {
+    let ctx = f.lib.ctx_for_key(&f.full);
+    // SAFETY: a live context, the only argument of an EVP `*_init`.
+    checked(|| unsafe { init(ctx.0) }).into()
+}
+
 /// The ML-KEM-768 public key with its first coefficient set to 4095 >= q.
 fn unreduced(ek: &[u8]) -> Vec<u8> {
     let mut bad = ek.to_vec();
@@ -717,31 +728,19 @@ fn cases() -> Vec<Case> {
             // Our key to an RSA-style operation: no ML-KEM asym cipher.
             fault: "EVP_PKEY_encrypt_init with an ML-KEM key",
             expect: Expect::OpenSsl("operation not supported for this keytype"),
-            run: |f| {
-                let ctx = f.lib.ctx_for_key(&f.full);
-                // SAFETY: a live context.
-                checked(|| unsafe { ffi::EVP_PKEY_encrypt_init(ctx.0) }).into()
-            },
+            run: |f| init_on_full_key(f, ffi::EVP_PKEY_encrypt_init),
         },
         Case {
             entry: "kem (not a signature)",
             fault: "EVP_PKEY_sign_init with an ML-KEM key",
             expect: Expect::OpenSsl("operation not supported for this keytype"),
-            run: |f| {
-                let ctx = f.lib.ctx_for_key(&f.full);
-                // SAFETY: a live context.
-                checked(|| unsafe { ffi::EVP_PKEY_sign_init(ctx.0) }).into()
-            },
+            run: |f| init_on_full_key(f, ffi::EVP_PKEY_sign_init),
         },
         Case {
             entry: "kem (not a key exchange)",
             fault: "EVP_PKEY_derive_init with an ML-KEM key",
             expect: Expect::OpenSsl("operation not supported for this keytype"),
-            run: |f| {
-                let ctx = f.lib.ctx_for_key(&f.full);
-                // SAFETY: a live context.
-                checked(|| unsafe { ffi::EVP_PKEY_derive_init(ctx.0) }).into()
-            },
+            run: |f| init_on_full_key(f, ffi::EVP_PKEY_derive_init),
         },
         Case {
             entry: "kem encapsulate_init",

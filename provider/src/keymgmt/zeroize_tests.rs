@@ -87,6 +87,19 @@ struct Report {
     not_wiped: usize,
 }
 
+impl Report {
+    /// No needle survived (else panics with `leak`), and exactly `wiped`
+    /// blocks of the watched layout were freed, all zero (else `unwiped`).
+    fn assert_clean(&self, leak: &str, wiped: usize, unwiped: &str) {
+        assert_eq!(self.hits, [0; MAX_NEEDLES], "{leak}: {self:?}");
+        assert_eq!(
+            (self.wiped, self.not_wiped),
+            (wiped, 0),
+            "{unwiped}: {self:?}"
+        );
+    }
+}
+
 impl Watch {
     const IDLE: Watch = Watch {
         armed: false,
@@ -305,15 +318,7 @@ fn freeing_a_generated_key_wipes_seed_and_s_hat() {
         // table's `free`).
         unsafe { free::<MlKemKey>(key) };
     });
-    assert_eq!(
-        report.hits, [0; MAX_NEEDLES],
-        "a secret survived the free: {report:?}"
-    );
-    assert_eq!(
-        (report.wiped, report.not_wiped),
-        (1, 0),
-        "ŝ not wiped: {report:?}"
-    );
+    report.assert_clean("a secret survived the free", 1, "ŝ not wiped");
     // The key object, its KeyData box, ŝ, and the expanded public key with
     // its encoding.
     assert!(report.blocks >= 5, "{report:?}");
@@ -336,15 +341,7 @@ fn freeing_an_imported_expanded_key_wipes_it() {
     });
     // No seed in a key parsed from its expanded form: z and ŝ are what it
     // holds.
-    assert_eq!(
-        report.hits, [0; MAX_NEEDLES],
-        "a secret survived the free: {report:?}"
-    );
-    assert_eq!(
-        (report.wiped, report.not_wiped),
-        (1, 0),
-        "ŝ not wiped: {report:?}"
-    );
+    report.assert_clean("a secret survived the free", 1, "ŝ not wiped");
 }
 
 #[test]
@@ -361,15 +358,7 @@ fn duplicated_keys_are_wiped_too() {
             free::<MlKemKey>(key);
         }
     });
-    assert_eq!(
-        report.hits, [0; MAX_NEEDLES],
-        "a secret survived the free: {report:?}"
-    );
-    assert_eq!(
-        (report.wiped, report.not_wiped),
-        (2, 0),
-        "ŝ not wiped: {report:?}"
-    );
+    report.assert_clean("a secret survived the free", 2, "ŝ not wiped");
 }
 
 /// Export's callback: records the size of the `priv` it was given.
@@ -406,15 +395,7 @@ fn export_and_get_params_wipe_their_copies() {
         exported_len, ML_KEM_768.layout.dk_len,
         "export gave no priv"
     );
-    assert_eq!(
-        report.hits, [0; MAX_NEEDLES],
-        "export left a secret behind: {report:?}"
-    );
-    assert_eq!(
-        (report.wiped, report.not_wiped),
-        (1, 0),
-        "dk copy not wiped: {report:?}"
-    );
+    report.assert_clean("export left a secret behind", 1, "dk copy not wiped");
 
     let mut buffer = vec![0u8; ML_KEM_768.layout.dk_len];
     let mut params = [
@@ -435,15 +416,7 @@ fn export_and_get_params_wipe_their_copies() {
     });
     assert_eq!(params[0].return_size, ML_KEM_768.layout.dk_len);
     assert_eq!(buffer, expanded_dk(), "get_params gave another dk");
-    assert_eq!(
-        report.hits, [0; MAX_NEEDLES],
-        "get_params left a secret behind: {report:?}"
-    );
-    assert_eq!(
-        (report.wiped, report.not_wiped),
-        (1, 0),
-        "dk copy not wiped: {report:?}"
-    );
+    report.assert_clean("get_params left a secret behind", 1, "dk copy not wiped");
 
     // SAFETY: the live key, freed once.
     unsafe { free::<MlKemKey>(key_ptr) };
