@@ -10,7 +10,7 @@ use zeroize::Zeroize;
 use crate::backend::{Backend, KeyBuffers};
 use crate::encode::{encoded_len, message_to_poly, poly_to_message};
 use crate::params::{ParameterSet, PolyVec};
-use crate::poly::{zeroize_all, Poly};
+use crate::poly::{transpose, zeroize_all, Poly};
 
 /// The expanded public key as K-PKE uses it: Â transposed (k² polynomials,
 /// row-major; row i is column i of Â, the layout Encrypt reads) followed by
@@ -85,19 +85,7 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
 /// k² polynomials of `expanded`; returns H(ek).
 pub(crate) fn expand_key<B: Backend>(ek: &[u8], k: usize, expanded: &mut [Poly]) -> [u8; 32] {
     let rho: &[u8; 32] = ek[384 * k..].try_into().expect("ek length checked");
-    let a_hat = &mut expanded[..k * k];
-    let h = B::hash_and_sample_matrix(ek, rho, k, a_hat);
-    transpose(k, a_hat);
-    h
-}
-
-/// Transposes a row-major k×k matrix in place.
-fn transpose(k: usize, matrix: &mut [Poly]) {
-    for i in 0..k {
-        for j in i + 1..k {
-            matrix.swap(i * k + j, j * k + i);
-        }
-    }
+    B::hash_and_sample_matrix(ek, rho, k, &mut expanded[..k * k])
 }
 
 /// Algorithm 14: K-PKE.Encrypt(ek, m, r) into `ct` (`P::CT_LEN` bytes), with

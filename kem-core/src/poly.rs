@@ -82,6 +82,15 @@ impl Poly {
     }
 }
 
+/// Transposes a k×k matrix of polynomials, stored row-major, in place.
+pub(crate) fn transpose(k: usize, matrix: &mut [Poly]) {
+    for i in 0..k {
+        for j in i + 1..k {
+            matrix.swap(i * k + j, j * k + i);
+        }
+    }
+}
+
 /// Zeroizes every polynomial of a slice (a secret vector).
 pub(crate) fn zeroize_all(polys: &mut [Poly]) {
     for p in polys {

@@ -56,6 +56,11 @@ pub(super) fn padded_blocks(len: usize, rate: usize) -> usize {
     len / rate + 1
 }
 
+/// Where Â[i, j], row-major entry `entry` = i·k + j, is stored in Â^T.
+pub(super) fn transposed(k: usize, entry: usize) -> usize {
+    (entry % k) * k + entry / k
+}
+
 /// Starts SampleNTT(ρ ‖ j ‖ i) for matrix entry `entry` (row-major k×k
 /// index) on a fresh state.
 pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
@@ -70,7 +75,7 @@ pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry
     );
 }
 
-/// H(ek), and the row-major matrix Â (`out[i·k + j]` = SampleNTT(ρ ‖ j ‖ i)).
+/// H(ek), and Â^T (`out[j·k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)).
 #[target_feature(enable = "avx2")]
 pub(crate) fn hash_and_sample_matrix(
     ek: &[u8],
@@ -117,8 +122,11 @@ pub(crate) fn hash_and_sample_matrix(
                     true
                 }
                 Job::Sample { entry, filled } => {
-                    *filled =
-                        rej_avx2::rejection_sample_block(&mut out[*entry].coeffs, *filled, state);
+                    *filled = rej_avx2::rejection_sample_block(
+                        &mut out[transposed(k, *entry)].coeffs,
+                        *filled,
+                        state,
+                    );
                     *filled == N
                 }
                 Job::Idle => false,

@@ -28,7 +28,9 @@
 //! they are consumed.
 
 use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
-use super::expand_avx2::{padded_block, padded_blocks, start_entry, SHA3_256_RATE, SHA3_DOMAIN};
+use super::expand_avx2::{
+    padded_block, padded_blocks, start_entry, transposed, SHA3_256_RATE, SHA3_DOMAIN,
+};
 use super::keccak_x4::permute_lanes;
 use super::KeyBuffers;
 use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Avx2};
@@ -349,9 +351,7 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
             Job::Sample { entry } => {
                 self.blocks[index] = self.blocks[index].saturating_add(1);
                 let filled = &mut self.filled[entry];
-                // Â[i, j] is stored transposed, at j·k + i.
-                let (i, j) = (entry / K, entry % K);
-                let coeffs = &mut self.expanded[j * K + i].coeffs;
+                let coeffs = &mut self.expanded[transposed(K, entry)].coeffs;
                 *filled = rej_avx2::rejection_sample_block(coeffs, *filled, state);
                 if *filled == N {
                     self.jobs[index] = Job::Done;
@@ -384,8 +384,8 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
                 let start = self.t_done;
                 let (a_hat, t_hat) = self.expanded.split_at_mut(k * k);
                 let t = &mut t_hat[row].coeffs[start..target];
-                // Row `row` of Â is column `row` of the stored Â^T.
-                let a_row: [&Poly; K] = core::array::from_fn(|j| &a_hat[j * K + row]);
+                let a_row: [&Poly; K] =
+                    core::array::from_fn(|j| &a_hat[transposed(K, row * K + j)]);
                 multiply_accumulate_range(t, &a_row, self.s_hat, start);
                 finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
                 let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];

@@ -103,11 +103,13 @@ pub(crate) trait Backend: Sized + 'static {
         None
     }
 
-    /// H(ek) and the row-major matrix Â (as `sample_matrix`) of an
-    /// encapsulation key being parsed: both depend only on its bytes.
+    /// H(ek) and Â^T (`out[j*k + i]` = Â[i, j], the layout K-PKE.Encrypt
+    /// reads) of an encapsulation key being parsed: both depend only on its
+    /// bytes.
     #[inline(always)]
     fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
         Self::sample_matrix(rho, k, out);
+        crate::poly::transpose(k, out);
         crate::hash::h::<Self>(ek)
     }
 
