@@ -25,6 +25,19 @@
 //!   peers. liboqs's encaps and decaps do the section 7.2 and 7.3 checks
 //!   themselves (mlkem-native's `check_pk` and `check_sk`).
 //!
+//! Peer (feature `peers-liboqs-system`):
+//! - a liboqs installed on this machine (e.g. built from main), found by
+//!   `build.rs` through `LIBOQS_DIR=/prefix` or pkg-config's `liboqs`, and
+//!   called through the few hand-written declarations in
+//!   [`liboqs_system_ffi`]: `OQS_KEM_ml_kem_NNN_keypair_derand` (seed
+//!   d ‖ z), `OQS_KEM_ml_kem_NNN_encaps_derand` (ek, m; not in liboqs
+//!   0.13) and `OQS_KEM_ml_kem_NNN_decaps`, the per-set functions that
+//!   pick mlkem-native's AVX2 (or aarch64) code at run time in a portable
+//!   (`OQS_DIST_BUILD`) liboqs. Its label carries `OQS_version()`, e.g.
+//!   `liboqs-system-0.16.0/auto(avx2)`. It cannot share a binary with the
+//!   `peers-liboqs` peer (the same C symbols): with both features on, this
+//!   one is left out (`build.rs` says so).
+//!
 //! What each operation covers (all deterministic, fixed inputs):
 //! - keygen: key pair from the 64-byte seed d ‖ z.
 //! - encaps: parse + validate the serialized encapsulation key (FIPS 203
@@ -117,16 +130,23 @@ pub enum Peer {
     /// selection.
     #[cfg(feature = "peers-liboqs")]
     Liboqs,
+    /// The liboqs installed on this machine (feature
+    /// `peers-liboqs-system`), through [`liboqs_system_ffi`].
+    #[cfg(liboqs_system)]
+    LiboqsSystem,
 }
 
 impl Peer {
     /// Every peer, in report order.
-    pub const ALL: [Peer; 3 + cfg!(feature = "peers-liboqs") as usize] = [
+    pub const ALL: [Peer;
+        3 + cfg!(feature = "peers-liboqs") as usize + cfg!(liboqs_system) as usize] = [
         Peer::RustCrypto,
         Peer::LibcruxPortable,
         Peer::LibcruxAuto,
         #[cfg(feature = "peers-liboqs")]
         Peer::Liboqs,
+        #[cfg(liboqs_system)]
+        Peer::LiboqsSystem,
     ];
 
     /// Implementation label for tables, e.g. `"libcrux/auto(avx2)"`.
@@ -137,6 +157,8 @@ impl Peer {
             Peer::LibcruxAuto => format!("libcrux/auto({})", libcrux_auto_platform()),
             #[cfg(feature = "peers-liboqs")]
             Peer::Liboqs => format!("liboqs/auto({})", liboqs_platform()),
+            #[cfg(liboqs_system)]
+            Peer::LiboqsSystem => liboqs_system::label(),
         }
     }
 
@@ -159,6 +181,8 @@ impl Peer {
                 liboqs_version(),
                 liboqs_platform()
             ),
+            #[cfg(liboqs_system)]
+            Peer::LiboqsSystem => liboqs_system::description(),
         }
     }
 
@@ -171,6 +195,8 @@ impl Peer {
             Peer::LibcruxAuto => libcrux_known_answer(&set::libcrux_auto(), inputs),
             #[cfg(feature = "peers-liboqs")]
             Peer::Liboqs => liboqs_known_answer(&set::liboqs(), inputs),
+            #[cfg(liboqs_system)]
+            Peer::LiboqsSystem => liboqs_known_answer(&set::liboqs_system(), inputs),
         })
     }
 
@@ -184,6 +210,8 @@ impl Peer {
             Peer::LibcruxAuto => libcrux_benches(set::libcrux_auto(), &label, inputs),
             #[cfg(feature = "peers-liboqs")]
             Peer::Liboqs => liboqs_benches(set::liboqs(), &label, inputs),
+            #[cfg(liboqs_system)]
+            Peer::LiboqsSystem => liboqs_benches(set::liboqs_system(), &label, inputs),
         })
     }
 }
@@ -320,6 +348,21 @@ struct Liboqs<const PK: usize, const SK: usize, const CT: usize> {
     decaps: unsafe extern "C" fn(*mut u8, *const u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
 }
 
+/// A liboqs ML-KEM parameter set on fixed-size buffers, either liboqs
+/// (the `oqs` crate's or the system's), for the shared known-answer and
+/// bench code.
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
+trait LiboqsKem<const PK: usize, const SK: usize, const CT: usize>: Copy + 'static {
+    /// KeyGen_internal(d, z) from the seed d ‖ z: (ek, dk).
+    fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]);
+    /// Encaps from serialized ek bytes with the given m (liboqs checks ek,
+    /// section 7.2).
+    fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]);
+    /// Decaps from serialized dk and ct bytes (liboqs checks dk, section
+    /// 7.3 hash check).
+    fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32];
+}
+
 #[cfg(feature = "peers-liboqs")]
 impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
     /// Looks up `algorithm` in liboqs and checks its sizes against kem-core's.
@@ -355,8 +398,12 @@ impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
             api
         }
     }
+}
 
-    /// KeyGen_internal(d, z) from the seed d ‖ z: (ek, dk).
+#[cfg(feature = "peers-liboqs")]
+impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT>
+    for Liboqs<PK, SK, CT>
+{
     #[inline(always)]
     fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
         let mut ek = [0u8; PK];
@@ -371,8 +418,6 @@ impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
         (ek, dk)
     }
 
-    /// Encaps from serialized ek bytes with the given m (liboqs checks ek,
-    /// section 7.2).
     #[inline(always)]
     fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
         let mut ct = [0u8; CT];
@@ -388,8 +433,6 @@ impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
         (ct, ss)
     }
 
-    /// Decaps from serialized dk and ct bytes (liboqs checks dk, section
-    /// 7.3 hash check).
     #[inline(always)]
     fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
         let mut ss = [0u8; 32];
@@ -403,9 +446,9 @@ impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
     }
 }
 
-#[cfg(feature = "peers-liboqs")]
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
 fn liboqs_known_answer<const PK: usize, const SK: usize, const CT: usize>(
-    api: &Liboqs<PK, SK, CT>,
+    api: &impl LiboqsKem<PK, SK, CT>,
     inputs: &Inputs,
 ) -> KnownAnswer {
     let (ek, dk) = api.keygen(&inputs.seed());
@@ -420,9 +463,9 @@ fn liboqs_known_answer<const PK: usize, const SK: usize, const CT: usize>(
     }
 }
 
-#[cfg(feature = "peers-liboqs")]
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
 fn liboqs_benches<const PK: usize, const SK: usize, const CT: usize>(
-    api: Liboqs<PK, SK, CT>,
+    api: impl LiboqsKem<PK, SK, CT>,
     label: &str,
     inputs: &Inputs,
 ) -> Vec<Bench<'static>> {
@@ -444,6 +487,344 @@ fn liboqs_benches<const PK: usize, const SK: usize, const CT: usize>(
             api.decaps_from_bytes(black_box(&dk), black_box(&ct))
         }),
     ]
+}
+
+/// Hand-written declarations of the liboqs functions that the
+/// `peers-liboqs-system` peer calls (from liboqs's `oqs/common.h`,
+/// `oqs/kem.h` and `oqs/kem_ml_kem.h`). `build.rs` finds the library and
+/// links it, static or shared.
+#[cfg(liboqs_system)]
+mod liboqs_system_ffi {
+    use std::ffi::{c_char, c_int, CStr};
+
+    /// `OQS_STATUS`, a C enum; `OQS_SUCCESS` is 0.
+    pub(super) type OqsStatus = c_int;
+    pub(super) const OQS_SUCCESS: OqsStatus = 0;
+
+    /// The leading fields of `struct OQS_KEM` (`oqs/kem.h`; the same in
+    /// every liboqs that has derandomized encaps). Only read, through the
+    /// pointer that `OQS_KEM_new` returns; the function pointers after them
+    /// are not declared (the per-set functions are called directly).
+    #[repr(C)]
+    pub(super) struct OqsKemHead {
+        pub(super) method_name: *const c_char,
+        pub(super) alg_version: *const c_char,
+        pub(super) claimed_nist_level: u8,
+        pub(super) ind_cca: bool,
+        pub(super) length_public_key: usize,
+        pub(super) length_secret_key: usize,
+        pub(super) length_ciphertext: usize,
+        pub(super) length_shared_secret: usize,
+        pub(super) length_keypair_seed: usize,
+        pub(super) length_encaps_seed: usize,
+    }
+
+    /// `OQS_KEM_ml_kem_NNN_keypair_derand(public_key, secret_key, seed)`.
+    pub(super) type KeypairDerand = unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> OqsStatus;
+    /// `OQS_KEM_ml_kem_NNN_encaps_derand(ciphertext, shared_secret,
+    /// public_key, seed)`.
+    pub(super) type EncapsDerand =
+        unsafe extern "C" fn(*mut u8, *mut u8, *const u8, *const u8) -> OqsStatus;
+    /// `OQS_KEM_ml_kem_NNN_decaps(shared_secret, ciphertext, secret_key)`.
+    pub(super) type Decaps = unsafe extern "C" fn(*mut u8, *const u8, *const u8) -> OqsStatus;
+
+    unsafe extern "C" {
+        pub(super) fn OQS_init();
+        pub(super) fn OQS_version() -> *const c_char;
+        /// `ext` is an `OQS_CPU_EXT` constant (values from `oqs/common.h`,
+        /// passed on by `build.rs`).
+        pub(super) fn OQS_CPU_has_extension(ext: c_int) -> c_int;
+        pub(super) fn OQS_KEM_new(method_name: *const c_char) -> *mut OqsKemHead;
+        pub(super) fn OQS_KEM_free(kem: *mut OqsKemHead);
+
+        fn OQS_KEM_ml_kem_512_keypair_derand(
+            pk: *mut u8,
+            sk: *mut u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_512_encaps_derand(
+            ct: *mut u8,
+            ss: *mut u8,
+            pk: *const u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_512_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
+
+        fn OQS_KEM_ml_kem_768_keypair_derand(
+            pk: *mut u8,
+            sk: *mut u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_768_encaps_derand(
+            ct: *mut u8,
+            ss: *mut u8,
+            pk: *const u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_768_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
+
+        fn OQS_KEM_ml_kem_1024_keypair_derand(
+            pk: *mut u8,
+            sk: *mut u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_1024_encaps_derand(
+            ct: *mut u8,
+            ss: *mut u8,
+            pk: *const u8,
+            seed: *const u8,
+        ) -> OqsStatus;
+        fn OQS_KEM_ml_kem_1024_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
+    }
+
+    /// One parameter set: its liboqs name and functions.
+    pub(super) struct Functions {
+        pub(super) name: &'static CStr,
+        pub(super) keypair_derand: KeypairDerand,
+        pub(super) encaps_derand: EncapsDerand,
+        pub(super) decaps: Decaps,
+    }
+
+    pub(super) const ML_KEM_512: Functions = Functions {
+        name: c"ML-KEM-512",
+        keypair_derand: OQS_KEM_ml_kem_512_keypair_derand,
+        encaps_derand: OQS_KEM_ml_kem_512_encaps_derand,
+        decaps: OQS_KEM_ml_kem_512_decaps,
+    };
+    pub(super) const ML_KEM_768: Functions = Functions {
+        name: c"ML-KEM-768",
+        keypair_derand: OQS_KEM_ml_kem_768_keypair_derand,
+        encaps_derand: OQS_KEM_ml_kem_768_encaps_derand,
+        decaps: OQS_KEM_ml_kem_768_decaps,
+    };
+    pub(super) const ML_KEM_1024: Functions = Functions {
+        name: c"ML-KEM-1024",
+        keypair_derand: OQS_KEM_ml_kem_1024_keypair_derand,
+        encaps_derand: OQS_KEM_ml_kem_1024_encaps_derand,
+        decaps: OQS_KEM_ml_kem_1024_decaps,
+    };
+}
+
+/// The `peers-liboqs-system` peer on top of [`liboqs_system_ffi`]: what the
+/// library is, and its parameter sets on fixed-size buffers.
+#[cfg(liboqs_system)]
+mod liboqs_system {
+    use std::ffi::{c_int, CStr};
+    use std::sync::Once;
+
+    use super::liboqs_system_ffi::{self as ffi, OQS_SUCCESS};
+    use super::LiboqsKem;
+
+    /// `OQS_init` (CPU detection), once.
+    fn init() {
+        static INIT: Once = Once::new();
+        // SAFETY: liboqs's initialization; no arguments, idempotent.
+        INIT.call_once(|| unsafe { ffi::OQS_init() });
+    }
+
+    /// `OQS_version()`, e.g. `"0.16.0"`.
+    pub(super) fn version() -> String {
+        init();
+        // SAFETY: returns a pointer to a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(ffi::OQS_version()) };
+        version.to_string_lossy().into_owned()
+    }
+
+    /// Whether liboqs reports the CPU extension whose `OQS_CPU_EXT`
+    /// value `build.rs` passed on, or `fallback()` if it found none.
+    fn has(value: Option<&str>, fallback: fn() -> bool) -> bool {
+        match value.and_then(|v| v.parse::<c_int>().ok()) {
+            Some(ext) => {
+                init();
+                // SAFETY: liboqs's CPU-feature query, initialized above, with
+                // a constant from this liboqs's own header.
+                unsafe { ffi::OQS_CPU_has_extension(ext) != 0 }
+            }
+            None => fallback(),
+        }
+    }
+
+    /// Which ML-KEM code path liboqs takes on this machine: `"avx2"`,
+    /// `"neon"` or `"portable"`, by liboqs's own rule (its per-set
+    /// functions: in a portable `OQS_DIST_BUILD`, the x86_64 code when the
+    /// CPU has AVX2, BMI2 and POPCNT, the aarch64 code when it has NEON;
+    /// otherwise whatever native code the build compiled in).
+    pub(super) fn platform() -> &'static str {
+        let dist = env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1";
+        match env!("TEST_TOOLS_LIBOQS_SYSTEM_NATIVE") {
+            "x86_64"
+                if !dist
+                    || (has(option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_AVX2"), || {
+                        x86("avx2")
+                    }) && has(
+                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_BMI2"),
+                        || x86("bmi2"),
+                    ) && has(
+                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_POPCNT"),
+                        || x86("popcnt"),
+                    )) =>
+            {
+                "avx2"
+            }
+            "aarch64"
+                if !dist
+                    || has(
+                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_ARM_NEON"),
+                        || cfg!(target_arch = "aarch64"),
+                    ) =>
+            {
+                "neon"
+            }
+            _ => "portable",
+        }
+    }
+
+    /// Rust's detection of an x86_64 feature (the fallback of [`has`]).
+    fn x86(feature: &str) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match feature {
+                "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+                "bmi2" => std::arch::is_x86_feature_detected!("bmi2"),
+                "popcnt" => std::arch::is_x86_feature_detected!("popcnt"),
+                _ => false,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = feature;
+            false
+        }
+    }
+
+    /// The table label, e.g. `"liboqs-system-0.16.0/auto(avx2)"` (`auto`:
+    /// picked at run time; `fixed`: the only code the build carries).
+    pub(super) fn label() -> String {
+        let how = if env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1" {
+            "auto"
+        } else {
+            "fixed"
+        };
+        format!("liboqs-system-{}/{how}({})", version(), platform())
+    }
+
+    /// One-line description for the report header.
+    pub(super) fn description() -> String {
+        let version = version();
+        let headers = env!("TEST_TOOLS_LIBOQS_SYSTEM_HEADER_VERSION");
+        let mismatch = if headers != version {
+            format!(" (but its headers say {headers:?})")
+        } else {
+            String::new()
+        };
+        let selection = if env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1" {
+            "portable build, run-time selection"
+        } else {
+            "non-portable build, fixed code path"
+        };
+        let sha3 = if env!("TEST_TOOLS_LIBOQS_SYSTEM_SHA3_OPENSSL") == "1" {
+            "OpenSSL's"
+        } else {
+            "liboqs's own"
+        };
+        format!(
+            "liboqs {version}{mismatch} installed on this machine, {} library in {} (found \
+             through {}; built for {}), mlkem-native, {selection} -> {}, SHA-3 {sha3}; \
+             OQS_KEM_ml_kem_NNN_keypair_derand / _encaps_derand / _decaps",
+            env!("TEST_TOOLS_LIBOQS_SYSTEM_LINK"),
+            env!("TEST_TOOLS_LIBOQS_SYSTEM_LIBDIR"),
+            env!("TEST_TOOLS_LIBOQS_SYSTEM_SOURCE"),
+            env!("TEST_TOOLS_LIBOQS_SYSTEM_BUILD_TARGET"),
+            platform(),
+        )
+    }
+
+    /// One parameter set of the system's liboqs, as its derandomized
+    /// keygen, encaps and decaps functions (which dispatch on the CPU
+    /// themselves), on fixed-size buffers.
+    #[derive(Clone, Copy)]
+    pub(super) struct Kem<const PK: usize, const SK: usize, const CT: usize> {
+        keypair_derand: ffi::KeypairDerand,
+        encaps_derand: ffi::EncapsDerand,
+        decaps: ffi::Decaps,
+    }
+
+    impl<const PK: usize, const SK: usize, const CT: usize> Kem<PK, SK, CT> {
+        /// Checks that liboqs has `set` enabled, with kem-core's sizes.
+        pub(super) fn new(set: &ffi::Functions) -> Self {
+            init();
+            // SAFETY: `set.name` is NUL-terminated; the returned object (or
+            // null, for an algorithm liboqs lacks) is only read here, through
+            // its leading fields, and freed.
+            let (name, sizes) = unsafe {
+                let raw = ffi::OQS_KEM_new(set.name.as_ptr());
+                assert!(
+                    !raw.is_null(),
+                    "the system's liboqs has no {} (OQS_KEM_new failed)",
+                    set.name.to_string_lossy()
+                );
+                let head = &*raw;
+                let name = CStr::from_ptr(head.method_name).to_owned();
+                let sizes = (
+                    head.length_public_key,
+                    head.length_secret_key,
+                    head.length_ciphertext,
+                    head.length_shared_secret,
+                    head.length_keypair_seed,
+                    head.length_encaps_seed,
+                );
+                ffi::OQS_KEM_free(raw);
+                (name, sizes)
+            };
+            assert_eq!(name.as_c_str(), set.name, "liboqs's OQS_KEM layout");
+            assert_eq!(
+                sizes,
+                (PK, SK, CT, 32, 64, 32),
+                "liboqs {} sizes (ek, dk, ct, ss, keypair seed, encaps seed)",
+                set.name.to_string_lossy()
+            );
+            Kem {
+                keypair_derand: set.keypair_derand,
+                encaps_derand: set.encaps_derand,
+                decaps: set.decaps,
+            }
+        }
+    }
+
+    impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT> for Kem<PK, SK, CT> {
+        #[inline(always)]
+        fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
+            let mut ek = [0u8; PK];
+            let mut dk = [0u8; SK];
+            // SAFETY: buffers of the sizes checked in `new`.
+            let status =
+                unsafe { (self.keypair_derand)(ek.as_mut_ptr(), dk.as_mut_ptr(), seed.as_ptr()) };
+            assert_eq!(status, OQS_SUCCESS, "liboqs keygen failed");
+            (ek, dk)
+        }
+
+        #[inline(always)]
+        fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
+            let mut ct = [0u8; CT];
+            let mut ss = [0u8; 32];
+            // SAFETY: buffers of the sizes checked in `new` (m: the 32-byte
+            // encaps seed).
+            let status = unsafe {
+                (self.encaps_derand)(ct.as_mut_ptr(), ss.as_mut_ptr(), ek.as_ptr(), m.as_ptr())
+            };
+            assert_eq!(status, OQS_SUCCESS, "liboqs rejected its ek");
+            (ct, ss)
+        }
+
+        #[inline(always)]
+        fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
+            let mut ss = [0u8; 32];
+            // SAFETY: buffers of the sizes checked in `new`.
+            let status = unsafe { (self.decaps)(ss.as_mut_ptr(), ct.as_ptr(), dk.as_ptr()) };
+            assert_eq!(status, OQS_SUCCESS, "liboqs rejected its dk");
+            ss
+        }
+    }
 }
 
 /// Runs `$body` with `$set` naming the per-parameter-set module for `$p`.
@@ -543,9 +924,10 @@ fn libcrux_benches<const PK: usize, const SK: usize, const CT: usize>(
 }
 
 /// Builds the per-parameter-set module: RustCrypto adapters, the two
-/// libcrux code paths and (feature `peers-liboqs`) liboqs.
+/// libcrux code paths, (feature `peers-liboqs`) liboqs and (feature
+/// `peers-liboqs-system`) the system's liboqs.
 macro_rules! peer_set {
-    ($module:ident, $ours:ty, $rustcrypto:ty, $libcrux:ident, $liboqs:ident) => {
+    ($module:ident, $ours:ty, $rustcrypto:ty, $libcrux:ident, $liboqs:ident, $liboqs_system:ident) => {
         mod $module {
             use std::hint::black_box;
 
@@ -670,6 +1052,17 @@ macro_rules! peer_set {
             > {
                 super::Liboqs::new(oqs::kem::Algorithm::$liboqs)
             }
+
+            /// The system's liboqs (mlkem-native), its run-time platform
+            /// selection.
+            #[cfg(liboqs_system)]
+            pub(super) fn liboqs_system() -> super::liboqs_system::Kem<
+                { <$ours as ParameterSet>::EK_LEN },
+                { <$ours as ParameterSet>::DK_LEN },
+                { <$ours as ParameterSet>::CT_LEN },
+            > {
+                super::liboqs_system::Kem::new(&super::liboqs_system_ffi::$liboqs_system)
+            }
         }
     };
 }
@@ -679,19 +1072,50 @@ peer_set!(
     kem_core::MlKem512,
     ml_kem::MlKem512,
     mlkem512,
-    MlKem512
+    MlKem512,
+    ML_KEM_512
 );
 peer_set!(
     k768,
     kem_core::MlKem768,
     ml_kem::MlKem768,
     mlkem768,
-    MlKem768
+    MlKem768,
+    ML_KEM_768
 );
 peer_set!(
     k1024,
     kem_core::MlKem1024,
     ml_kem::MlKem1024,
     mlkem1024,
-    MlKem1024
+    MlKem1024,
+    ML_KEM_1024
 );
+
+#[cfg(all(test, liboqs_system))]
+mod liboqs_system_tests {
+    use super::{Inputs, Peer};
+
+    /// The system's liboqs gives RustCrypto's bytes on every set, and its
+    /// label names its version.
+    #[test]
+    fn liboqs_system_matches_rustcrypto() {
+        let inputs = Inputs {
+            d: [1; 32],
+            z: [2; 32],
+            m: [3; 32],
+        };
+        fn check<P: kem_core::ParameterSet>(inputs: &Inputs) {
+            let ours = Peer::LiboqsSystem.known_answer::<P>(inputs);
+            let theirs = Peer::RustCrypto.known_answer::<P>(inputs);
+            assert_eq!(ours.differences(&theirs), Vec::<&str>::new(), "{}", P::NAME);
+            assert_eq!(ours.ss_encaps, ours.ss_decaps, "{}", P::NAME);
+        }
+        check::<kem_core::MlKem512>(&inputs);
+        check::<kem_core::MlKem768>(&inputs);
+        check::<kem_core::MlKem1024>(&inputs);
+        let label = Peer::LiboqsSystem.label();
+        assert!(label.starts_with("liboqs-system-"), "{label}");
+        assert!(label.contains(&super::liboqs_system::version()), "{label}");
+    }
+}

@@ -10,7 +10,13 @@
 //! ```text
 //! cargo run --release -p test-tools --bin bench -- --quick
 //! cargo run --release -p test-tools --features peers --bin bench
+//! LIBOQS_DIR=/opt/liboqs cargo run --release -p test-tools \
+//!     --features peers-liboqs-system --bin bench
 //! ```
+//!
+//! (`peers-liboqs` adds liboqs 0.13 through the `oqs` crate;
+//! `peers-liboqs-system` instead a liboqs installed on this machine, see
+//! `test_tools::peers`.)
 //!
 //! Every operation is timed call by call (`rdtsc` on x86_64, nanoseconds
 //! elsewhere) after a warm-up; the median is the headline number. Inputs are
@@ -54,7 +60,9 @@ usage: bench [--iterations N] [--rounds N] [--params LIST] [--csv PATH] [--quick
 Measures ML-KEM keygen, encaps and decaps: median/mean CPU cycles (rdtsc on
 x86_64, ns elsewhere) and ops/s, per parameter set and implementation.
 Build with `--features peers` to measure RustCrypto ml-kem and libcrux-ml-kem
-in the same run.
+in the same run; `--features peers-liboqs` adds liboqs 0.13 (the oqs crate),
+`--features peers-liboqs-system` an installed liboqs (LIBOQS_DIR=/prefix or
+pkg-config's liboqs.pc).
 
 options:
   --iterations N   timed runs per measurement (default 10000; 100 with --quick)
