@@ -23,6 +23,9 @@ pub(crate) struct GeneratedKey {
 
 /// Algorithm 16: ML-KEM.KeyGen_internal(d, z), up to the assembly of dk:
 /// the caller keeps z.
+// One frame per backend: `dispatch!` instantiates every backend in the
+// caller, and inlined they would share (and add up) its stack frame.
+#[inline(never)]
 pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> GeneratedKey {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
     let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
@@ -50,6 +53,7 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> Gene
 
 /// Algorithm 17: ML-KEM.Encaps_internal(ek, m), with the expanded ek and
 /// H(ek): writes c to `ct` and returns K.
+#[inline(never)]
 pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
     expanded: &[Poly],
     ek_hash: &[u8; 32],
@@ -78,6 +82,7 @@ pub(crate) struct DecapsKeyParts<'a> {
 /// Algorithm 18: ML-KEM.Decaps_internal(dk, c), with implicit rejection in
 /// constant time: the re-encryption is compared with `c` without an early
 /// exit, and K' or K̄ is selected without a branch.
+#[inline(never)]
 pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     dk: DecapsKeyParts<'_>,
     c: &[u8],

@@ -60,6 +60,7 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     }
 
     /// Parses and expands `bytes` (of the right length).
+    #[inline(never)] // one frame per backend (see `kem::keygen_internal`)
     fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
         let k = P::K;
         let mut expanded = pke::new_polys(pke::expanded_key_len(k));
@@ -217,6 +218,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         dispatch!(B => Self::parse::<B>(bytes))
     }
 
+    #[inline(never)] // one frame per backend (see `kem::keygen_internal`)
     fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
         let k = P::K;
         let (dk_pke, rest) = bytes.split_at(384 * k);

@@ -29,7 +29,7 @@ mod disabled {
     }
 
     #[inline(always)]
-    pub(crate) fn permutation_end(_start: PermutationStart, _four_way: bool) {}
+    pub(crate) fn permutation_end(_start: PermutationStart, _ways: u8) {}
 }
 
 #[cfg(not(feature = "profiling"))]

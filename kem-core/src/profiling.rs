@@ -54,6 +54,9 @@ pub struct Profile {
     pub permutations: u64,
     /// Four-way Keccak-f[1600] permutations (each permutes four states).
     pub permutations_x4: u64,
+    /// Eight-way Keccak-f[1600] permutations (the AVX-512 backend; each
+    /// permutes eight states).
+    pub permutations_x8: u64,
     /// Clock ticks spent in all permutations, one-way and four-way.
     pub keccak_ticks: u64,
 }
@@ -78,6 +81,7 @@ thread_local! {
             xof: 0,
             permutations: 0,
             permutations_x4: 0,
+            permutations_x8: 0,
             keccak_ticks: 0,
         })
     };
@@ -148,14 +152,15 @@ pub(crate) fn permutation_start() -> PermutationStart {
     PermutationStart(clock().map_or(0, |clock| clock()))
 }
 
-/// Ends timing a permutation begun at `start`; `four_way` says which kind.
-pub(crate) fn permutation_end(start: PermutationStart, four_way: bool) {
+/// Ends timing a permutation begun at `start`; `ways` (1, 4 or 8) says
+/// which kind.
+pub(crate) fn permutation_end(start: PermutationStart, ways: u8) {
     let ticks = clock().map_or(0, |clock| clock().wrapping_sub(start.0));
     update(|p| {
-        if four_way {
-            p.permutations_x4 += 1;
-        } else {
-            p.permutations += 1;
+        match ways {
+            1 => p.permutations += 1,
+            4 => p.permutations_x4 += 1,
+            _ => p.permutations_x8 += 1,
         }
         p.keccak_ticks += ticks;
     });
@@ -208,7 +213,8 @@ mod tests {
                 {
                     assert_eq!(counts(profile), want, "{} {backend:?} op {what}", P::NAME);
                     assert!(
-                        profile.permutations + profile.permutations_x4 > 0,
+                        profile.permutations + profile.permutations_x4 + profile.permutations_x8
+                            > 0,
                         "{} {backend:?} op {what}: no permutation counted",
                         P::NAME
                     );

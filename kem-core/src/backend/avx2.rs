@@ -49,7 +49,10 @@ macro_rules! avx2_method {
 }
 
 impl Backend for Avx2 {
+    const KECCAK_WIDTH: usize = 4;
+
     avx2_method!(fn keccak_f1600(state: &mut [u64; 25]));
+    avx2_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
@@ -64,27 +67,31 @@ impl Backend for Avx2 {
 
 /// The portable definitions, compiled for AVX2.
 mod with_avx2 {
-    use crate::backend::keccak_x4::SpongeX4;
+    use super::Avx2;
     use crate::backend::ntt_avx2;
     use crate::backend::KeyBuffers;
-    use crate::backend::{Backend, Portable};
-    use crate::hash::{SHAKE256_RATE, SHAKE_DOMAIN};
+    use crate::backend::{keccak_x4, Backend, Portable};
     use crate::params::ParameterSet;
     use crate::poly::Poly;
 
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
     #[target_feature(enable = "avx2,bmi1")]
     pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
-        if crate::backend::keccak_x4::use_avx512vl() {
-            // SAFETY: the AVX-512 backend is active only on CPUs with
-            // AVX-512F and AVX-512VL (checked whenever a backend is chosen).
-            #[allow(unsafe_code)]
-            unsafe {
-                crate::backend::keccak_x4::keccak_f1600_avx512vl(state)
-            };
-            return;
-        }
         crate::backend::keccak_f1600::keccak_f1600(state);
+    }
+
+    /// One sponge on the one-way permutation, two to four on the four-way
+    /// one (which costs about twice the one-way).
+    #[target_feature(enable = "avx2,bmi1")]
+    pub(super) fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
+        match chosen {
+            [one] => {
+                let start = crate::profile_hooks::permutation_start();
+                keccak_f1600(&mut states[*one]);
+                crate::profile_hooks::permutation_end(start, 1);
+            }
+            _ => keccak_x4::permute_selected(states, chosen),
+        }
     }
 
     #[target_feature(enable = "avx2")]
@@ -109,17 +116,12 @@ mod with_avx2 {
         sigma: &[u8; 32],
         out: &mut KeyBuffers<'_>,
     ) -> Option<[u8; 32]> {
-        use crate::backend::keygen_avx2::generate;
-        // (k, eta1) of the three parameter sets, with the pool's sizes.
-        match (P::K, P::ETA1) {
-            (2, 3) => Some(generate::<2, 3, 9, 4>(rho, sigma, out)),
-            (3, 2) => Some(generate::<3, 2, 16, 0>(rho, sigma, out)),
-            (4, 2) => Some(generate::<4, 2, 25, 0>(rho, sigma, out)),
-            _ => unreachable!("FIPS 203 has three parameter sets"),
-        }
+        Some(crate::backend::keygen_avx2::generate_for::<Avx2, P>(
+            rho, sigma, out,
+        ))
     }
 
-    /// H(ek) and Â sharing one 4-way Keccak (see `expand_avx2`).
+    /// H(ek) and Â sharing the four-way Keccak (see `expand_avx2`).
     #[target_feature(enable = "avx2")]
     pub(super) fn hash_and_sample_matrix(
         ek: &[u8],
@@ -127,55 +129,13 @@ mod with_avx2 {
         k: usize,
         out: &mut [Poly],
     ) -> [u8; 32] {
-        crate::backend::expand_avx2::hash_and_sample_matrix(ek, rho, k, out)
+        crate::backend::expand_avx2::hash_and_sample_matrix::<Avx2, 4>(ek, rho, k, out)
     }
 
-    /// Noise with four PRF streams at a time (4-way SHAKE256); a single
-    /// leftover polynomial takes the one-way sponge.
+    /// Noise with four PRF streams at a time (see `noise_x86`).
     #[target_feature(enable = "avx2")]
     pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
-        let mut nonce = nonce;
-        for batch in out.chunks_mut(4) {
-            if batch.len() == 1 {
-                Portable::sample_noise::<ETA>(seed, nonce, batch);
-            } else {
-                sample_noise_x4::<ETA>(seed, nonce, batch);
-            }
-            nonce = nonce.wrapping_add(4);
-        }
-    }
-
-    /// Polynomials with PRF nonces `nonce..nonce + out.len()` (2 to 4).
-    #[target_feature(enable = "avx2")]
-    fn sample_noise_x4<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
-        crate::profile_hooks::count(crate::profile_hooks::Primitive::Prf, out.len() as u64);
-        let inputs: [[u8; 33]; 4] = core::array::from_fn(|lane| {
-            let mut input = [0u8; 33];
-            input[..32].copy_from_slice(seed);
-            input[32] = nonce.wrapping_add(lane.min(out.len() - 1) as u8);
-            input
-        });
-        let mut sponge =
-            SpongeX4::<SHAKE256_RATE>::absorb(inputs.each_ref().map(|i| &i[..]), SHAKE_DOMAIN);
-        // 64·eta bytes each: one block for eta = 2, two for eta = 3.
-        let mut buffers = [[0u8; 64 * 3]; 4];
-        let len = 64 * ETA;
-        let mut offset = 0;
-        while offset < len {
-            let end = (offset + SHAKE256_RATE).min(len);
-            let [b0, b1, b2, b3] = &mut buffers;
-            sponge.squeeze_block([
-                &mut b0[offset..end],
-                &mut b1[offset..end],
-                &mut b2[offset..end],
-                &mut b3[offset..end],
-            ]);
-            offset = end;
-        }
-        for (poly, buffer) in out.iter_mut().zip(&buffers) {
-            crate::backend::cbd_avx2::sample_poly_cbd::<ETA>(&buffer[..len], poly);
-        }
-        crate::wipe::wipe(&mut buffers, [[0; 64 * 3]; 4]);
+        crate::backend::noise_x86::sample_noise::<Avx2, ETA, 4>(seed, nonce, out);
     }
 
     #[target_feature(enable = "avx2")]

@@ -1,6 +1,7 @@
 //! Expanding an encapsulation key on AVX2: H(ek) (SHA3-256, rate 136) and
-//! the k² SampleNTT streams of Â (SHAKE128, rate 168) share one 4-way
-//! Keccak. Each of the four instances runs its own job between
+//! the k² SampleNTT streams of Â (SHAKE128, rate 168) share one multi-way
+//! Keccak (four-way on AVX2; on AVX-512 eight-way while the matrix has the
+//! work for it, see the step loop). Each of the instances runs its own job between
 //! permutations: one starts on H(ek) and absorbs a block of ek per
 //! permutation; the others sample matrix entries, each absorbing ρ ‖ j ‖ i
 //! and squeezing 168-byte blocks until the entry has 256 coefficients, then
@@ -10,8 +11,7 @@
 //! generation, whose ek is not known yet, has its own pool
 //! (`keygen_avx2`), built from the pieces here.
 
-use crate::backend::keccak_x4::permute_states;
-use crate::backend::rej_avx2;
+use crate::backend::{rej_avx2, Backend};
 use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
@@ -75,9 +75,11 @@ pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry
     );
 }
 
-/// H(ek), and Â^T (`out[j·k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)).
+/// H(ek), and Â^T (`out[j·k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)), on
+/// `W` = `B::KECCAK_WIDTH` (2 or more) instances of `B`'s multi-way
+/// permutation.
 #[target_feature(enable = "avx2")]
-pub(crate) fn hash_and_sample_matrix(
+pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
     ek: &[u8],
     rho: &[u8; 32],
     k: usize,
@@ -86,17 +88,19 @@ pub(crate) fn hash_and_sample_matrix(
     let entries = k * k;
     count(Primitive::Xof, entries as u64);
     count(Primitive::H, 1);
-    let mut states = [[0u64; 25]; 4];
-    let mut jobs = [Job::Idle; 4];
+    const { assert!(W == B::KECCAK_WIDTH && W >= 2) };
+    let mut states = [[0u64; 25]; W];
+    let mut jobs = [Job::Idle; W];
     let mut next_entry = 0;
     let mut digest = [0u8; 32];
 
-    // Instance 3 hashes; the others take the first entries.
+    // The last instance hashes; the others take the first entries.
+    let hasher = W - 1;
     let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
-    xor_block(&mut states[3], &first);
-    jobs[3] = Job::Hash { next_block: 1 };
+    xor_block(&mut states[hasher], &first);
+    jobs[hasher] = Job::Hash { next_block: 1 };
     let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
-    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(3) {
+    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(hasher) {
         if next_entry < entries {
             start_entry(state, rho, k, next_entry);
             *job = Job::Sample {
@@ -107,9 +111,49 @@ pub(crate) fn hash_and_sample_matrix(
         }
     }
 
-    while jobs.iter().any(|job| !matches!(job, Job::Idle)) {
-        permute_states(&mut states);
-        for (state, job) in states.iter_mut().zip(jobs.iter_mut()) {
+    let mut chosen = [0usize; W];
+    let mut moving = [false; W];
+    loop {
+        // Which instances move this step: all of them while the matrix has
+        // more work left than three lanes beside the hash can do in the
+        // hash's remaining permutations, else the hash and three entries,
+        // so that a backend whose widest permutation costs more than its
+        // four-way one uses it only where it shortens the pool.
+        let hash_left = match jobs[hasher] {
+            Job::Hash { next_block } => hash_blocks + 1 - next_block,
+            _ => 0,
+        };
+        let matrix_left = 3 * (entries - next_entry)
+            + jobs
+                .iter()
+                .map(|job| match job {
+                    Job::Sample { filled, .. } => (N - filled).div_ceil(100),
+                    _ => 0,
+                })
+                .sum::<usize>();
+        let lanes = if hash_left == 0 || matrix_left > 3 * hash_left {
+            W
+        } else {
+            W.min(4)
+        };
+        let mut len = 0;
+        for (index, job) in jobs.iter().enumerate().rev() {
+            moving[index] = len < lanes && !matches!(job, Job::Idle);
+            if moving[index] {
+                chosen[len] = index;
+                len += 1;
+            }
+        }
+        if len == 0 {
+            break;
+        }
+        B::keccak_f1600_many(&mut states, &chosen[..len]);
+        for ((state, job), _) in states
+            .iter_mut()
+            .zip(jobs.iter_mut())
+            .zip(moving)
+            .filter(|(_, moving)| *moving)
+        {
             let finished = match job {
                 Job::Hash { next_block } if *next_block < hash_blocks => {
                     let data = padded_block::<SHA3_256_RATE>(ek, *next_block, SHA3_DOMAIN);

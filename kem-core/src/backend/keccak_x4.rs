@@ -28,21 +28,24 @@
 //! cycles for the four permutations, against about 870 for one scalar
 //! `keccak::f1600`.
 //!
-//! With AVX-512VL (the AVX-512 backend), rotations are one `vprolq` and chi
-//! one `vpternlogq`, about 40% fewer operations per round on the same
-//! 256-bit vectors; measured on Zen 4 that makes key generation and
-//! encapsulation about 17% faster. The AVX-512 backend also runs its
-//! one-way Keccak here, broadcast to the four instances: faster than the
-//! scalar permutation.
+//! The AVX-512 backend (`avx512`) has its own form here: with AVX-512VL,
+//! rotations are one `vprolq` and chi one `vpternlogq`, about 40% fewer
+//! operations per round on the same 256-bit vectors (rdtsc on a Sapphire
+//! Rapids class Xeon: 656 ticks against 1,310 for the AVX2 form). It also
+//! runs its one-way Keccak on it, broadcast to the four instances (670
+//! ticks, against 688 for the scalar permutation).
+//!
+//! The pools of sponges keep each sponge lane-major and permute the ones
+//! that can move ([`permute_selected`]): two 4×4 transposes per group of
+//! four lanes move them in and out.
 //!
 //! # Safety
 //!
 //! Since Rust 1.87 the value-only intrinsics are safe to call inside a
-//! `#[target_feature]` function with their features. The `unsafe` here
-//! calls the AVX-512VL permutation, only when the AVX-512 backend (checked
-//! available when chosen) is active; states move in and out through
-//! `mem_avx2`. Callers outside an AVX2 function need
-//! `unsafe` and the AVX2 check.
+//! `#[target_feature]` function with their features, and states move in
+//! and out through `mem_avx2`: no `unsafe` here. Callers outside an AVX2
+//! function (AVX-512VL for the `_avx512vl` forms) need `unsafe` and the
+//! feature check.
 
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi64, _mm256_andnot_si256, _mm256_extract_epi64, _mm256_or_si256,
@@ -206,27 +209,13 @@ macro_rules! accumulate_parity {
     };
 }
 
+// The round, for the eight-way permutation on 512-bit vectors.
+pub(super) use {accumulate_parity, round};
+
 /// Keccak-f[1600] (24 rounds) on each of the four interleaved states.
 #[target_feature(enable = "avx2")]
 fn keccak_f1600_x4(state: &mut [__m256i; 25]) {
     let start = crate::profile_hooks::permutation_start();
-    keccak_f1600_x4_dispatch(state);
-    crate::profile_hooks::permutation_end(start, true);
-}
-
-/// The four-way permutation on the active backend's instructions.
-#[target_feature(enable = "avx2")]
-fn keccak_f1600_x4_dispatch(state: &mut [__m256i; 25]) {
-    if use_avx512vl() {
-        // SAFETY: the AVX-512 backend is active only on CPUs with AVX-512F
-        // and AVX-512VL (`BackendKind::is_available`, checked whenever a
-        // backend is chosen).
-        #[allow(unsafe_code)]
-        unsafe {
-            keccak_f1600_x4_avx512vl(state)
-        };
-        return;
-    }
     let mut a = *state;
     let mut e = [_mm256_setzero_si256(); 25];
     let mut c = [_mm256_setzero_si256(); 5];
@@ -240,14 +229,7 @@ fn keccak_f1600_x4_dispatch(state: &mut [__m256i; 25]) {
         round!(xor, chi, rol; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
     }
     *state = a;
-}
-
-/// Whether the running operation uses the AVX-512 backend: its Keccak is
-/// this module's AVX-512VL permutation, the rest is the AVX2 code. Read per
-/// permutation (a thread-local and an atomic load, well under 1% of one)
-/// rather than threading a type parameter through every AVX2 routine.
-pub(crate) fn use_avx512vl() -> bool {
-    crate::backend::active_backend() == crate::backend::BackendKind::Avx512
+    crate::profile_hooks::permutation_end(start, 4);
 }
 
 /// Chi on one lane with AVX-512VL: `a ^ (!b & c)` is one ternary-logic
@@ -269,6 +251,15 @@ macro_rules! rol_native {
 /// instructions on the same 256-bit vectors: about 40% fewer operations.
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {
+    let start = crate::profile_hooks::permutation_start();
+    keccak_f1600_x4_avx512vl_rounds(state);
+    crate::profile_hooks::permutation_end(start, 4);
+}
+
+/// The rounds of [`keccak_f1600_x4_avx512vl`], without the profiling hooks
+/// (the one-way permutation runs on them too).
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn keccak_f1600_x4_avx512vl_rounds(state: &mut [__m256i; 25]) {
     let mut a = *state;
     let mut e = [_mm256_setzero_si256(); 25];
     let mut c = [_mm256_setzero_si256(); 5];
@@ -291,121 +282,74 @@ fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {
 pub(crate) fn keccak_f1600_avx512vl(state: &mut [u64; 25]) {
     let mut vectors: [__m256i; 25] =
         core::array::from_fn(|lane| _mm256_set1_epi64x(state[lane] as i64));
-    keccak_f1600_x4_avx512vl(&mut vectors);
+    keccak_f1600_x4_avx512vl_rounds(&mut vectors);
     for (word, v) in state.iter_mut().zip(vectors.iter()) {
         *word = _mm256_extract_epi64::<0>(*v) as u64;
     }
     vectors.zeroize();
 }
 
-/// XORs `words[i]` (a multiple of 8 bytes, the same length for all four)
-/// into the first lanes of instance `i`, little-endian.
+/// Keccak-f[1600] on `states[i]` for each `i` in `chosen` (one to four
+/// distinct indices; the pools keep their sponges lane-major and permute
+/// the ones that can move), as one four-way permutation. Lanes no sponge
+/// uses permute zeros, whose results are dropped.
 #[target_feature(enable = "avx2")]
-fn xor_words(state: &mut [__m256i; 25], words: [&[u8]; 4]) {
-    let word = |bytes: &[u8], i: usize| {
-        u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8-byte chunk")) as i64
-    };
-    for (i, lane) in state.iter_mut().enumerate().take(words[0].len() / 8) {
-        let v = _mm256_set_epi64x(
-            word(words[3], i),
-            word(words[2], i),
-            word(words[1], i),
-            word(words[0], i),
-        );
-        *lane = xor!(*lane, v);
-    }
+pub(crate) fn permute_selected(states: &mut [[u64; 25]], chosen: &[usize]) {
+    permute_selected_with(states, chosen, |vectors| keccak_f1600_x4(vectors));
 }
 
-/// XORs the final partial block `tails[i]` (shorter than RATE, the same
-/// length for all four) of each instance and the padding (`domain`, then
-/// pad10*1) into the state, without copying the input to a buffer.
-#[target_feature(enable = "avx2")]
-fn xor_padded_tails<const RATE: usize>(state: &mut [__m256i; 25], tails: [&[u8]; 4], domain: u8) {
-    let len = tails[0].len();
-    let (full, partial) = (len / 8, len % 8);
-    xor_words(state, tails.map(|tail| &tail[..8 * full]));
-    if partial != 0 {
-        // Little-endian word of the last 1..=7 bytes.
-        let word = |tail: &[u8]| {
-            tail[8 * full..]
-                .iter()
-                .rev()
-                .fold(0u64, |w, &b| (w << 8) | u64::from(b)) as i64
-        };
-        let v = _mm256_set_epi64x(
-            word(tails[3]),
-            word(tails[2]),
-            word(tails[1]),
-            word(tails[0]),
-        );
-        state[full] = xor!(state[full], v);
-    }
-    // The padding is the same for all four instances: their lengths agree.
-    let pad = _mm256_set1_epi64x(i64::from(domain) << (8 * partial));
-    state[full] = xor!(state[full], pad);
-    let last = RATE / 8 - 1;
-    state[last] = xor!(state[last], _mm256_set1_epi64x(i64::MIN));
+/// [`permute_selected`] on AVX-512VL's instructions (the AVX-512 backend,
+/// for steps of two to four sponges).
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+pub(crate) fn permute_selected_avx512vl(states: &mut [[u64; 25]], chosen: &[usize]) {
+    permute_selected_with(states, chosen, |vectors| keccak_f1600_x4_avx512vl(vectors));
 }
 
-/// Writes element `I` of the first lanes of `state` to `out`,
-/// little-endian: the first `out.len()` bytes of instance `I`'s rate.
+/// Interleaves the chosen states, runs `permute` on them and writes them
+/// back. The interleaved copy is zeroized, as the states may be secret (key
+/// generation's noise, decapsulation's J); what the permutation itself
+/// spills to the stack is not (best effort, as for every permutation here).
+#[inline]
 #[target_feature(enable = "avx2")]
-fn write_instance<const I: i32>(state: &[__m256i; 25], out: &mut [u8]) {
-    let tail_lane = out.len() / 8;
-    let mut chunks = out.chunks_exact_mut(8);
-    for (chunk, lane) in chunks.by_ref().zip(state) {
-        chunk.copy_from_slice(&(_mm256_extract_epi64::<I>(*lane) as u64).to_le_bytes());
-    }
-    let tail = chunks.into_remainder();
-    if !tail.is_empty() {
-        let word = _mm256_extract_epi64::<I>(state[tail_lane]) as u64;
-        tail.copy_from_slice(&word.to_le_bytes()[..tail.len()]);
-    }
-}
-
-/// Keccak-f[1600] on four independent states held lane-major (`states[i]`
-/// is instance i, lane x + 5y at index x + 5y), for callers that drive each
-/// instance differently between permutations.
-#[target_feature(enable = "avx2")]
-pub(crate) fn permute_states(states: &mut [[u64; 25]; 4]) {
-    permute_lanes(states.each_mut());
-}
-
-/// [`permute_states`] on four separately borrowed states. The interleaved
-/// copy is zeroized, as the states may be secret (key generation's noise);
-/// what the permutation itself spills to the stack is not (best effort, as
-/// for every permutation here).
-#[target_feature(enable = "avx2")]
-pub(crate) fn permute_lanes(states: [&mut [u64; 25]; 4]) {
-    let [s0, s1, s2, s3] = states;
+fn permute_selected_with(
+    states: &mut [[u64; 25]],
+    chosen: &[usize],
+    permute: impl FnOnce(&mut [__m256i; 25]),
+) {
+    assert!((1..=4).contains(&chosen.len()));
+    debug_assert!(chosen
+        .iter()
+        .enumerate()
+        .all(|(i, a)| !chosen[..i].contains(a)));
     // Lanes 4g..4g + 4 of the four states are a 4×4 matrix of words: its
-    // transpose is the four interleaved lanes. Written straight into the one
-    // array that is zeroized below.
+    // transpose is the four interleaved lanes.
     let mut vectors = [_mm256_setzero_si256(); 25];
     for (group, out) in vectors.chunks_exact_mut(4).enumerate() {
         let at = 4 * group;
-        out.copy_from_slice(&transpose4(
-            load256(&s0[at..]),
-            load256(&s1[at..]),
-            load256(&s2[at..]),
-            load256(&s3[at..]),
-        ));
+        let row = |i: usize| {
+            chosen.get(i).map_or(_mm256_setzero_si256(), |&index| {
+                load256(&states[index][at..])
+            })
+        };
+        out.copy_from_slice(&transpose4(row(0), row(1), row(2), row(3)));
     }
-    vectors[24] = _mm256_set_epi64x(s3[24] as i64, s2[24] as i64, s1[24] as i64, s0[24] as i64);
-    keccak_f1600_x4(&mut vectors);
+    let last = |i: usize| chosen.get(i).map_or(0, |&index| states[index][24] as i64);
+    vectors[24] = _mm256_set_epi64x(last(3), last(2), last(1), last(0));
+    permute(&mut vectors);
+    let mut last = [0u64; 4];
+    store256(&mut last, vectors[24]);
     for (group, lanes) in vectors.chunks_exact(4).enumerate() {
         let at = 4 * group;
-        let [w0, w1, w2, w3] = transpose4(lanes[0], lanes[1], lanes[2], lanes[3]);
-        store256(&mut s0[at..], w0);
-        store256(&mut s1[at..], w1);
-        store256(&mut s2[at..], w2);
-        store256(&mut s3[at..], w3);
+        let rows = transpose4(lanes[0], lanes[1], lanes[2], lanes[3]);
+        for (&index, row) in chosen.iter().zip(rows) {
+            store256(&mut states[index][at..], row);
+        }
     }
-    s0[24] = _mm256_extract_epi64::<0>(vectors[24]) as u64;
-    s1[24] = _mm256_extract_epi64::<1>(vectors[24]) as u64;
-    s2[24] = _mm256_extract_epi64::<2>(vectors[24]) as u64;
-    s3[24] = _mm256_extract_epi64::<3>(vectors[24]) as u64;
+    for (&index, &word) in chosen.iter().zip(&last) {
+        states[index][24] = word;
+    }
     vectors.zeroize();
+    last.zeroize();
 }
 
 /// The transpose of the 4×4 matrix of 64-bit words whose rows are `r0..r3`.
@@ -424,77 +368,9 @@ fn transpose4(r0: __m256i, r1: __m256i, r2: __m256i, r3: __m256i) -> [__m256i; 4
     ]
 }
 
-/// Four Keccak sponges of rate `RATE` bytes, run in lockstep, that have
-/// absorbed their whole inputs and are ready to squeeze: the four-way form
-/// of `crate::hash::Sponge`.
-pub(crate) struct SpongeX4<const RATE: usize> {
-    /// Lane `x + 5·y` of instance `i` is element `i` of `state[x + 5·y]`.
-    state: [__m256i; 25],
-}
-
-impl<const RATE: usize> SpongeX4<RATE> {
-    /// Absorbs `inputs[i]` into instance `i`, then pads each with `domain`
-    /// and the final bit (FIPS 202 pad10*1).
-    ///
-    /// # Panics
-    ///
-    /// If the four inputs differ in length.
-    #[target_feature(enable = "avx2")]
-    pub(crate) fn absorb(inputs: [&[u8]; 4], domain: u8) -> Self {
-        const { assert!(RATE.is_multiple_of(8) && RATE < 200) };
-        let len = inputs[0].len();
-        // A real check, not a debug one: three comparisons, and a length
-        // mismatch would otherwise silently truncate the longer inputs.
-        assert!(inputs.iter().all(|input| input.len() == len));
-        let mut state = [_mm256_setzero_si256(); 25];
-        let full = len / RATE;
-        for k in 0..full {
-            xor_words(
-                &mut state,
-                inputs.map(|input| &input[k * RATE..(k + 1) * RATE]),
-            );
-            keccak_f1600_x4(&mut state);
-        }
-        xor_padded_tails::<RATE>(
-            &mut state,
-            inputs.map(|input| &input[full * RATE..]),
-            domain,
-        );
-        Self { state }
-    }
-
-    /// Squeezes the next block of every instance (permuting first) into
-    /// `out[i]`; a slice shorter than `RATE` takes the block's first bytes.
-    ///
-    /// # Panics
-    ///
-    /// If the four slices differ in length or are longer than `RATE`.
-    #[target_feature(enable = "avx2")]
-    pub(crate) fn squeeze_block(&mut self, out: [&mut [u8]; 4]) {
-        let len = out[0].len();
-        // Never squeeze the capacity, whatever the caller passes.
-        assert!(len <= RATE && out.iter().all(|o| o.len() == len));
-        keccak_f1600_x4(&mut self.state);
-        let [out0, out1, out2, out3] = out;
-        write_instance::<0>(&self.state, out0);
-        write_instance::<1>(&self.state, out1);
-        write_instance::<2>(&self.state, out2);
-        write_instance::<3>(&self.state, out3);
-    }
-}
-
-impl<const RATE: usize> Drop for SpongeX4<RATE> {
-    fn drop(&mut self) {
-        // zeroize (1.9) implements Zeroize for __m256i with a volatile write,
-        // so this is not optimised away.
-        self.state.zeroize();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sha3::digest::{ExtendableOutput, Update, XofReader};
 
     /// The four 64-bit elements of `v`, element 0 first.
     #[target_feature(enable = "avx2")]
@@ -570,64 +446,54 @@ mod tests {
         crate::backend::run_if_avx2(check_permutation);
     }
 
-    /// Four different inputs of each length 0..=300, five blocks squeezed
-    /// (the last one short), against `reference` on each input.
+    /// Every subset size, the chosen states scattered among others that
+    /// must stay untouched, against the `keccak` crate; on AVX2 and, where
+    /// the CPU has it, on AVX-512VL.
     #[target_feature(enable = "avx2")]
-    fn check_shake<const RATE: usize>(reference: impl Fn(&[u8], &mut [u8])) {
-        let mut rng = Rng(RATE as u64);
-        for len in 0..=300 {
-            let inputs: [Vec<u8>; 4] =
-                core::array::from_fn(|_| (0..len).map(|_| rng.next() as u8).collect());
-            let mut sponge = SpongeX4::<RATE>::absorb(inputs.each_ref().map(|v| &v[..]), 0x1f);
-            let mut ours = [[0u8; 5 * 168]; 4];
-            for block in 0..5 {
-                // The last block is squeezed short, ending inside a lane.
-                let take = if block == 4 { RATE - 5 } else { RATE };
-                let out = ours
-                    .each_mut()
-                    .map(|o| &mut o[block * RATE..block * RATE + take]);
-                sponge.squeeze_block(out);
-            }
-            for (input, ours) in inputs.iter().zip(&ours) {
-                let mut expected = vec![0u8; 5 * RATE];
-                reference(input, &mut expected);
-                expected[5 * RATE - 5..].fill(0);
-                assert_eq!(
-                    &ours[..5 * RATE],
-                    &expected[..],
-                    "rate {RATE}, length {len}"
-                );
+    fn check_permute_selected(permute: fn(&mut [[u64; 25]], &[usize])) {
+        let mut rng = Rng(4);
+        for len in 1..=4 {
+            let mut states: Vec<[u64; 25]> = (0..9)
+                .map(|_| core::array::from_fn(|_| rng.next()))
+                .collect();
+            let chosen: Vec<usize> = (0..len).map(|i| (5 * i + 2) % 9).collect();
+            let mut expected = states.clone();
+            for round in 0..50 {
+                for &i in &chosen {
+                    keccak::f1600(&mut expected[i]);
+                }
+                permute(&mut states, &chosen);
+                assert_eq!(states, expected, "{len} states, round {round}");
             }
         }
     }
 
     #[target_feature(enable = "avx2")]
-    fn check_shake128() {
-        check_shake::<168>(|input, out| {
-            sha3::Shake128::default()
-                .chain(input)
-                .finalize_xof()
-                .read(out)
-        });
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn check_shake256() {
-        check_shake::<136>(|input, out| {
-            sha3::Shake256::default()
-                .chain(input)
-                .finalize_xof()
-                .read(out)
-        });
+    fn check_permute_selected_avx2() {
+        // (A closure in an AVX2 function has AVX2 too.)
+        check_permute_selected(|states, chosen| permute_selected(states, chosen));
     }
 
     #[test]
-    fn shake128_matches_sha3_crate() {
-        crate::backend::run_if_avx2(check_shake128);
-    }
-
-    #[test]
-    fn shake256_matches_sha3_crate() {
-        crate::backend::run_if_avx2(check_shake256);
+    fn selected_states_match_the_keccak_crate() {
+        crate::backend::run_if_avx2(check_permute_selected_avx2);
+        if !(is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl")) {
+            eprintln!("AVX-512VL not available; skipping its permutation");
+            return;
+        }
+        // SAFETY: AVX2, AVX-512F and AVX-512VL were detected.
+        #[allow(unsafe_code)]
+        unsafe {
+            check_permute_selected(|states, chosen| permute_selected_avx512vl(states, chosen))
+        };
+        let mut one = [[7u64; 25]];
+        let mut expected = one[0];
+        keccak::f1600(&mut expected);
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        unsafe {
+            keccak_f1600_avx512vl(&mut one[0])
+        };
+        assert_eq!(one[0], expected, "one-way on AVX-512VL");
     }
 }

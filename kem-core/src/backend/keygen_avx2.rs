@@ -1,4 +1,5 @@
-//! Key generation on AVX2 as one pool of Keccak sponges.
+//! Key generation on AVX2 as one pool of Keccak sponges (for the AVX2 and
+//! the AVX-512 backends, on their multi-way permutations).
 //!
 //! After G, K-PKE.KeyGen (Algorithm 13) and H(ek) (Algorithm 16) run
 //! k² + 2k + 1 sponges: the XOF of SampleNTT for each entry of Â, the PRF
@@ -9,8 +10,10 @@
 //! has its first coefficients (and ŝ and ê_i are sampled), and H can absorb a
 //! block of ek as soon as its bytes are known.
 //!
-//! So all of them run as one pool on the four-way permutation. Each step
-//! picks up to four sponges that can move, in this order: the hash (the
+//! So all of them run as one pool on the backend's multi-way permutation.
+//! Each step picks up to four sponges that can move (more on the AVX-512
+//! backend while the work beside the hash needs them: see
+//! `Pool::step_width`), in this order: the hash (the
 //! longest chain), the noise of ŝ, then row by row the noise of ê_i and the
 //! entries of row i, least advanced first. It permutes them together (a
 //! lone sponge takes the one-way permutation, which costs a little less than
@@ -31,10 +34,10 @@ use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
 use super::expand_avx2::{
     padded_block, padded_blocks, start_entry, transposed, SHA3_256_RATE, SHA3_DOMAIN,
 };
-use super::keccak_x4::permute_lanes;
 use super::KeyBuffers;
-use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Avx2};
-use crate::hash::{read_lanes, xor_block, Permutation, SHAKE256_RATE, SHAKE_DOMAIN};
+use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Backend};
+use crate::hash::{read_lanes, xor_block, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::params::ParameterSet;
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
@@ -61,20 +64,24 @@ enum Job {
     Done,
 }
 
-/// Up to four sponges chosen for one permutation step.
+/// The most sponges one step can permute (the widest backend's).
+const MAX_STEP: usize = 8;
+
+/// The sponges chosen for one permutation step: at most `width`.
 struct Step {
-    sponges: [usize; 4],
+    sponges: [usize; MAX_STEP],
     len: usize,
+    width: usize,
 }
 
 impl Step {
     /// Adds sponge `index` if there is room; reports whether the step is full.
     fn push(&mut self, index: usize) -> bool {
-        if self.len < 4 {
+        if self.len < self.width {
             self.sponges[self.len] = index;
             self.len += 1;
         }
-        self.len == 4
+        self.len == self.width
     }
 }
 
@@ -84,11 +91,15 @@ impl Step {
 /// PRF output spans two blocks), else 0: array lengths cannot be computed
 /// from `K` on stable Rust, so the caller passes them (checked at compile
 /// time).
-struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFERS: usize>
-{
+struct Pool<
+    'a,
+    B: Backend,
+    const K: usize,
+    const ETA1: usize,
+    const SPONGES: usize,
+    const NOISE_BUFFERS: usize,
+> {
     states: [[u64; 25]; SPONGES],
-    /// Scratch states for the lanes of a step with two or three sponges.
-    idle: [[u64; 25]; 2],
     jobs: [Job; SPONGES],
     /// Blocks squeezed per sponge (a matrix entry's progress, for the
     /// priority).
@@ -114,6 +125,25 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
     /// Bytes of ek known so far.
     ek_ready: usize,
     digest: [u8; 32],
+    _backend: core::marker::PhantomData<B>,
+}
+
+/// [`generate`] for the parameter set `P` on backend `B` (whose
+/// `keccak_f1600_many` the pool runs on): the contract of
+/// `Backend::generate_key`.
+#[target_feature(enable = "avx2")]
+pub(crate) fn generate_for<B: Backend, P: ParameterSet>(
+    rho: &[u8; 32],
+    sigma: &[u8; 32],
+    out: &mut KeyBuffers<'_>,
+) -> [u8; 32] {
+    // (k, eta1) of the three parameter sets, with the pool's sizes.
+    match (P::K, P::ETA1) {
+        (2, 3) => generate::<B, 2, 3, 9, 4>(rho, sigma, out),
+        (3, 2) => generate::<B, 3, 2, 16, 0>(rho, sigma, out),
+        (4, 2) => generate::<B, 4, 2, 25, 0>(rho, sigma, out),
+        _ => unreachable!("FIPS 203 has three parameter sets"),
+    }
 }
 
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
@@ -121,7 +151,8 @@ struct Pool<'a, const K: usize, const ETA1: usize, const SPONGES: usize, const N
 /// `NOISE_BUFFERS` as in [`Pool`]): the contract of
 /// `Backend::generate_key`.
 #[target_feature(enable = "avx2")]
-pub(crate) fn generate<
+fn generate<
+    B: Backend,
     const K: usize,
     const ETA1: usize,
     const SPONGES: usize,
@@ -142,9 +173,8 @@ pub(crate) fn generate<
     count(Primitive::Prf, 2 * k as u64);
     count(Primitive::H, 1);
     ek[384 * k..].copy_from_slice(rho);
-    let mut pool = Pool::<K, ETA1, SPONGES, NOISE_BUFFERS> {
+    let mut pool = Pool::<B, K, ETA1, SPONGES, NOISE_BUFFERS> {
         states: [[0; 25]; SPONGES],
-        idle: [[0; 25]; 2],
         jobs: [Job::Done; SPONGES],
         blocks: [0; SPONGES],
         filled: [0; SPONGES],
@@ -158,6 +188,7 @@ pub(crate) fn generate<
         t_done: 0,
         ek_ready: 0,
         digest: [0; 32],
+        _backend: core::marker::PhantomData,
     };
     pool.jobs[HASH] = Job::Hash { next_block: 0 };
     for index in 0..2 * k {
@@ -183,8 +214,13 @@ pub(crate) fn generate<
     pool.digest
 }
 
-impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFERS: usize>
-    Pool<'_, K, ETA1, SPONGES, NOISE_BUFFERS>
+impl<
+        B: Backend,
+        const K: usize,
+        const ETA1: usize,
+        const SPONGES: usize,
+        const NOISE_BUFFERS: usize,
+    > Pool<'_, B, K, ETA1, SPONGES, NOISE_BUFFERS>
 {
     /// Whether the hash can absorb its next block now.
     fn hash_ready(&self) -> bool {
@@ -201,8 +237,9 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
     fn choose(&self) -> Step {
         let k = K;
         let mut step = Step {
-            sponges: [0; 4],
+            sponges: [0; MAX_STEP],
             len: 0,
+            width: self.step_width(),
         };
         if self.hash_ready() && step.push(HASH) {
             return step;
@@ -239,6 +276,38 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         step
     }
 
+    /// How many sponges the next step may take: four, or more (up to the
+    /// backend's width) only while the work left beside the hash exceeds
+    /// what three lanes next to each of its remaining blocks can do. Steps
+    /// that carry the hash are as many as its blocks whatever their width,
+    /// and a four-way permutation costs about what a one-way one does, so
+    /// lanes next to the hash come free; a wider permutation costs more
+    /// (see `Backend::keccak_f1600_many`). The estimate reads only public
+    /// progress: blocks squeezed per matrix entry and per noise stream.
+    fn step_width(&self) -> usize {
+        let widest = B::KECCAK_WIDTH.min(MAX_STEP);
+        let hash_left = match self.jobs[HASH] {
+            Job::Hash { next_block } => padded_blocks(self.ek.len(), SHA3_256_RATE) - next_block,
+            _ => 0,
+        };
+        let noise_blocks = (64 * ETA1).div_ceil(SHAKE256_RATE);
+        let other_left: usize = self
+            .jobs
+            .iter()
+            .zip(&self.blocks)
+            .map(|(job, &blocks)| match job {
+                Job::Noise { squeezed, .. } => noise_blocks - squeezed / SHAKE256_RATE,
+                Job::Sample { .. } => 3usize.saturating_sub(usize::from(blocks)).max(1),
+                _ => 0,
+            })
+            .sum();
+        if other_left > 3 * hash_left + 4 {
+            widest
+        } else {
+            widest.min(4)
+        }
+    }
+
     /// Runs one permutation step; false when every sponge is done.
     #[target_feature(enable = "avx2")]
     fn step(&mut self) -> bool {
@@ -268,31 +337,11 @@ impl<const K: usize, const ETA1: usize, const SPONGES: usize, const NOISE_BUFFER
         true
     }
 
-    /// Keccak-f[1600] on the chosen sponges: four-way, or one-way for one.
+    /// Keccak-f[1600] on the chosen sponges, on the backend's multi-way
+    /// permutation (which picks the one-way one for a single sponge).
     #[target_feature(enable = "avx2")]
     fn permute(&mut self, chosen: &[usize]) {
-        if let [only] = chosen {
-            <Avx2 as Permutation>::keccak_f1600(&mut self.states[*only]);
-            return;
-        }
-        // Lanes without a sponge permute scratch states (public: they only
-        // ever hold permutations of zeros), whose results are dropped.
-        let [idle0, idle1] = self.idle.each_mut();
-        let states = &mut self.states;
-        let disjoint = "the chosen sponges are distinct";
-        let lanes = match *chosen {
-            [a, b, c, d] => states.get_disjoint_mut([a, b, c, d]).expect(disjoint),
-            [a, b, c] => {
-                let [a, b, c] = states.get_disjoint_mut([a, b, c]).expect(disjoint);
-                [a, b, c, idle0]
-            }
-            [a, b] => {
-                let [a, b] = states.get_disjoint_mut([a, b]).expect(disjoint);
-                [a, b, idle0, idle1]
-            }
-            _ => unreachable!("a step permutes one to four sponges"),
-        };
-        permute_lanes(lanes);
+        B::keccak_f1600_many(&mut self.states, chosen);
     }
 
     /// Lets sponge `index` use the block its permutation produced.

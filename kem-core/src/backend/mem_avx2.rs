@@ -5,11 +5,13 @@
 //! bounds-checks the first 8, 16 or 32 bytes of it, and moves those bytes
 //! with `vmovdqu`/`vmovq`, which need no alignment. Callers are
 //! `#[target_feature(enable = "avx2")]` functions, so these are only ever
-//! reached on CPUs with AVX2 (see `avx2`).
+//! reached on CPUs with AVX2 (see `avx2`); the 64-byte forms are for the
+//! AVX-512 backend's `#[target_feature(enable = "avx512f")]` code (see
+//! `avx512`).
 
 use core::arch::x86_64::{
-    __m128i, __m256i, _mm256_loadu_si256, _mm256_storeu_si256, _mm_loadu_si128, _mm_storel_epi64,
-    _mm_storeu_si128,
+    __m128i, __m256i, __m512i, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_loadu_si512,
+    _mm512_storeu_si512, _mm_loadu_si128, _mm_storel_epi64, _mm_storeu_si128,
 };
 
 /// Element types the loads and stores move bytes in and out of.
@@ -65,6 +67,27 @@ pub(super) fn store256<T: Plain>(s: &mut [T], v: __m256i) {
     // SAFETY: `prefix_mut` checked that 32 bytes are writable (and any bytes
     // are a valid `T`); vmovdqu needs no alignment, and AVX2 is enabled here.
     unsafe { _mm256_storeu_si256(prefix_mut(s, 32).cast(), v) }
+}
+
+/// The first 64 bytes of `s` (the AVX-512 backend's loads).
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) fn load512<T: Plain>(s: &[T]) -> __m512i {
+    // SAFETY: `prefix` checked that 64 bytes are readable; vmovdqu64 needs
+    // no alignment, and AVX-512F is enabled here.
+    unsafe { _mm512_loadu_si512(prefix(s, 64).cast()) }
+}
+
+/// Stores `v` into the first 64 bytes of `s`.
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) fn store512<T: Plain>(s: &mut [T], v: __m512i) {
+    // SAFETY: `prefix_mut` checked that 64 bytes are writable (and any bytes
+    // are a valid `T`); vmovdqu64 needs no alignment, and AVX-512F is
+    // enabled here.
+    unsafe { _mm512_storeu_si512(prefix_mut(s, 64).cast(), v) }
 }
 
 /// The first 16 bytes of `s`.

@@ -11,6 +11,9 @@
 #[allow(unsafe_code)]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
 mod basemul_avx2;
 #[cfg(target_arch = "x86_64")]
 mod cbd_avx2;
@@ -23,9 +26,13 @@ mod keccak_f1600;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
+mod keccak_x8;
+#[cfg(target_arch = "x86_64")]
 mod keygen_avx2;
 #[cfg(target_arch = "x86_64")]
 mod mem_avx2;
+#[cfg(target_arch = "x86_64")]
+mod noise_x86;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
 mod portable;
@@ -35,6 +42,8 @@ mod select;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx2::Avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512::Avx512;
 pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
@@ -59,6 +68,22 @@ pub(crate) trait Backend: Sized + 'static {
     #[inline(always)]
     fn keccak_f1600(state: &mut [u64; 25]) {
         keccak::f1600(state);
+    }
+
+    /// The most sponges [`Backend::keccak_f1600_many`] permutes in one
+    /// call: the width of the backend's multi-way permutation (1 if it has
+    /// none). Pools of sponges (key generation, key parsing, decapsulation's
+    /// hashes) choose up to this many per step.
+    const KECCAK_WIDTH: usize = 1;
+
+    /// Keccak-f[1600] on `states[i]` for each `i` in `chosen` (one to
+    /// [`Backend::KECCAK_WIDTH`] distinct indices), as one multi-way
+    /// permutation where the backend has one.
+    #[inline(always)]
+    fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
+        for &index in chosen {
+            <Self as crate::hash::Permutation>::keccak_f1600(&mut states[index]);
+        }
     }
 
     /// Algorithm 9: NTT in place; input below q in absolute value, output
@@ -170,7 +195,7 @@ impl<B: Backend> crate::hash::Permutation for B {
     fn keccak_f1600(state: &mut [u64; 25]) {
         let start = crate::profile_hooks::permutation_start();
         B::keccak_f1600(state);
-        crate::profile_hooks::permutation_end(start, false);
+        crate::profile_hooks::permutation_end(start, 1);
     }
 }
 
@@ -183,11 +208,14 @@ macro_rules! dispatch {
                 type $b = $crate::backend::Portable;
                 $body
             }
-            // The AVX-512 backend is the AVX2 one whose Keccak reads the
-            // active kind (see `keccak_x4::use_avx512vl`).
             #[cfg(target_arch = "x86_64")]
-            $crate::backend::BackendKind::Avx2 | $crate::backend::BackendKind::Avx512 => {
+            $crate::backend::BackendKind::Avx2 => {
                 type $b = $crate::backend::Avx2;
+                $body
+            }
+            #[cfg(target_arch = "x86_64")]
+            $crate::backend::BackendKind::Avx512 => {
+                type $b = $crate::backend::Avx512;
                 $body
             }
         }

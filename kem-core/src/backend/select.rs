@@ -19,9 +19,9 @@ pub enum BackendKind {
     /// the arithmetic.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// The AVX2 backend with its Keccak permutations (one-way and
-    /// four-way) on AVX-512VL's rotate and ternary-logic instructions, on
-    /// the same 256-bit vectors; everything else is the AVX2 code.
+    /// x86-64 AVX-512 (F and VL, with AVX2 and BMI1): pools of sponges on
+    /// an eight-way Keccak on 512-bit vectors or a four-way one on
+    /// AVX-512VL instructions, whichever a step needs; the AVX2 arithmetic.
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }

@@ -1,0 +1,176 @@
+//! The x86-64 AVX-512 backend: the AVX2 backend's arithmetic, with its
+//! sponges on AVX-512 Keccak.
+//!
+//! - Pools of sponges (key generation, parsing an encapsulation key,
+//!   decapsulation's hashes) and noise sampling run up to eight sponges per
+//!   step on the eight-way permutation on 512-bit vectors (`keccak_x8`), or
+//!   two to four on the four-way permutation on AVX-512VL's rotate and
+//!   ternary-logic instructions (256-bit vectors, about 40% fewer
+//!   operations than the AVX2 one), whichever is cheaper for the step.
+//! - The one-way permutation is that four-way one with the state broadcast
+//!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
+//! - Everything else is the AVX2 code (`avx2`).
+//!
+//! # Safety
+//!
+//! `Avx512` is only ever used through `dispatch!`, which selects it only
+//! when `BackendKind::Avx512.is_available()` holds (AVX2, BMI1, AVX-512F,
+//! AVX-512VL): the process default is chosen among available backends, and
+//! `set_backend` / `with_backend` refuse an unavailable one. So whenever an
+//! `Avx512` method runs, the CPU has those features, the requirements of
+//! the `unsafe` calls below and of the AVX2 methods it delegates to.
+
+use super::{Avx2, Backend, KeyBuffers};
+use crate::params::ParameterSet;
+use crate::poly::Poly;
+
+/// The AVX-512 backend (selected only on CPUs with AVX-512F/VL; see the
+/// module docs).
+pub(crate) struct Avx512;
+
+/// Defines a `Backend` method that calls the same-named function in
+/// `with_avx512`.
+macro_rules! avx512_method {
+    ($(#[$attr:meta])* fn $name:ident $(<const $c:ident: usize>)? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+        $(#[$attr])*
+        #[inline(always)]
+        fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: `Avx512` runs only where AVX2, BMI1, AVX-512F and
+            // AVX-512VL are available (module docs).
+            unsafe { with_avx512::$name $(::<$c>)? ($($arg),*) }
+        }
+    };
+    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$attr])*
+        #[inline(always)]
+        fn $name<$p: ParameterSet>($($arg: $ty),*) -> $ret {
+            // SAFETY: as above.
+            unsafe { with_avx512::$name::<$p>($($arg),*) }
+        }
+    };
+}
+
+impl Backend for Avx512 {
+    const KECCAK_WIDTH: usize = super::keccak_x8::WIDTH;
+
+    avx512_method!(fn keccak_f1600(state: &mut [u64; 25]));
+    avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
+    avx512_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
+    avx512_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
+    avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
+
+    // The AVX2 arithmetic (AVX-512 implies AVX2 and BMI1 here: see
+    // `BackendKind::is_available`).
+    #[inline(always)]
+    fn ntt(p: &mut Poly) {
+        Avx2::ntt(p);
+    }
+
+    #[inline(always)]
+    fn inv_ntt(p: &mut Poly) {
+        Avx2::inv_ntt(p);
+    }
+
+    #[inline(always)]
+    fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+        Avx2::multiply_accumulate(acc, a, b);
+    }
+
+    #[inline(always)]
+    fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
+        Avx2::compress_encode::<D>(p, out);
+    }
+
+    #[inline(always)]
+    fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
+        Avx2::decode_decompress::<D>(bytes, p);
+    }
+
+    #[inline(always)]
+    fn encode_12(p: &Poly, out: &mut [u8]) {
+        Avx2::encode_12(p, out);
+    }
+
+    #[inline(always)]
+    fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
+        Avx2::decode_12_checked(bytes, p)
+    }
+}
+
+/// The sponge code, compiled for AVX-512.
+mod with_avx512 {
+    use super::Avx512;
+    use crate::backend::{keccak_x4, keccak_x8, KeyBuffers};
+    use crate::params::ParameterSet;
+    use crate::poly::Poly;
+
+    /// The one-way permutation on AVX-512VL (see `keccak_x4`).
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
+        keccak_x4::keccak_f1600_avx512vl(state);
+    }
+
+    /// One sponge on the one-way permutation, two to four on the four-way
+    /// one, five to eight on the eight-way one: each costs less than the
+    /// next wider one (rdtsc on a Sapphire Rapids class Xeon: about 670,
+    /// 656 and 930 ticks), so a step takes the narrowest that holds it.
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    pub(super) fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
+        match chosen.len() {
+            1 => {
+                let start = crate::profile_hooks::permutation_start();
+                keccak_f1600(&mut states[chosen[0]]);
+                crate::profile_hooks::permutation_end(start, 1);
+            }
+            2..=4 => keccak_x4::permute_selected_avx512vl(states, chosen),
+            _ => keccak_x8::permute_selected(states, chosen),
+        }
+    }
+
+    /// Key generation as one pool of sponges (see `keygen_avx2`), up to
+    /// eight per step.
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    pub(super) fn generate_key<P: ParameterSet>(
+        rho: &[u8; 32],
+        sigma: &[u8; 32],
+        out: &mut KeyBuffers<'_>,
+    ) -> Option<[u8; 32]> {
+        Some(crate::backend::keygen_avx2::generate_for::<Avx512, P>(
+            rho, sigma, out,
+        ))
+    }
+
+    /// H(ek) and Â sharing the multi-way Keccak (see `expand_avx2`).
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    pub(super) fn hash_and_sample_matrix(
+        ek: &[u8],
+        rho: &[u8; 32],
+        k: usize,
+        out: &mut [Poly],
+    ) -> [u8; 32] {
+        crate::backend::expand_avx2::hash_and_sample_matrix::<Avx512, 8>(ek, rho, k, out)
+    }
+
+    /// Noise, eight PRF streams at a time on the eight-way permutation
+    /// where a batch has more than four of eta = 2 (`keccak_x8::prf2_x8`,
+    /// which builds the states interleaved), else four at a time on the
+    /// AVX-512VL four-way one (`noise_x86`).
+    #[target_feature(enable = "avx2,avx512f,avx512vl")]
+    pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+        let mut nonce = nonce;
+        for batch in out.chunks_mut(keccak_x8::WIDTH) {
+            if ETA == 2 && batch.len() > 4 {
+                crate::profile_hooks::count(
+                    crate::profile_hooks::Primitive::Prf,
+                    batch.len() as u64,
+                );
+                keccak_x8::prf2_x8(seed, nonce, batch.len(), |i, words| {
+                    crate::backend::cbd_avx2::sample_poly_cbd2(words, &mut batch[i]);
+                });
+            } else {
+                crate::backend::noise_x86::sample_noise::<Avx512, ETA, 4>(seed, nonce, batch);
+            }
+            nonce = nonce.wrapping_add(batch.len() as u8);
+        }
+    }
+}
