@@ -138,14 +138,22 @@ mod with_avx2 {
         crate::backend::noise_x86::sample_noise::<Avx2, ETA, 4>(seed, nonce, out);
     }
 
+    /// The widths of the ciphertext (see `compress_avx2`); any other d
+    /// takes the portable code.
     #[target_feature(enable = "avx2")]
     pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
-        Portable::compress_encode::<D>(p, out);
+        match D {
+            4 | 5 | 10 | 11 => crate::backend::compress_avx2::compress_encode::<D>(p, out),
+            _ => Portable::compress_encode::<D>(p, out),
+        }
     }
 
     #[target_feature(enable = "avx2")]
     pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
-        Portable::decode_decompress::<D>(bytes, p);
+        match D {
+            4 | 5 | 10 | 11 => crate::backend::compress_avx2::decode_decompress::<D>(bytes, p),
+            _ => Portable::decode_decompress::<D>(bytes, p),
+        }
     }
 
     #[target_feature(enable = "avx2")]
@@ -155,6 +163,6 @@ mod with_avx2 {
 
     #[target_feature(enable = "avx2")]
     pub(super) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
-        Portable::decode_12_checked(bytes, p)
+        crate::backend::encode_avx2::decode_12_checked(bytes, p)
     }
 }

@@ -18,6 +18,8 @@ mod basemul_avx2;
 #[cfg(target_arch = "x86_64")]
 mod cbd_avx2;
 #[cfg(target_arch = "x86_64")]
+mod compress_avx2;
+#[cfg(target_arch = "x86_64")]
 mod encode_avx2;
 #[cfg(target_arch = "x86_64")]
 mod expand_avx2;
