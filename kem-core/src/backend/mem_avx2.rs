@@ -1,13 +1,13 @@
-//! The AVX2 code's unaligned loads and stores: the one place where its
-//! vector code reads or writes memory through a pointer.
+//! The AVX2 and AVX-512 code's unaligned loads and stores: the one place
+//! where its vector code reads or writes memory through a pointer.
 //!
-//! Each function takes a slice of plain integers (`u8`, `i16` or `u64`),
-//! bounds-checks the first 8, 16 or 32 bytes of it, and moves those bytes
-//! with `vmovdqu`/`vmovq`, which need no alignment. Callers are
-//! `#[target_feature(enable = "avx2")]` functions, so these are only ever
-//! reached on CPUs with AVX2 (see `avx2`); the 64-byte forms are for the
-//! AVX-512 backend's `#[target_feature(enable = "avx512f")]` code (see
-//! `avx512`).
+//! Each function takes a slice of plain integers (`u8`, `i16`, `u32` or
+//! `u64`), bounds-checks the first 8, 16, 32 or 64 bytes of it, and moves
+//! those bytes with `vmovdqu`/`vmovdqu64`/`vmovq`, which need no alignment.
+//! Callers of the 8- to 32-byte forms are `#[target_feature(enable = "avx2")]`
+//! functions, so these are only ever reached on CPUs with AVX2 (see `avx2`);
+//! the 64-byte forms need AVX-512F and are called only from functions that
+//! enable it (`ntt_avx512`, `keccak_x8`).
 
 use core::arch::x86_64::{
     __m128i, __m256i, __m512i, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_loadu_si512,
@@ -33,6 +33,9 @@ unsafe impl Plain for i16 {}
 // SAFETY: as above.
 #[allow(unsafe_code)]
 unsafe impl Plain for u64 {}
+// SAFETY: a plain integer of size 4 (which divides 8).
+#[allow(unsafe_code)]
+unsafe impl Plain for u32 {}
 
 /// The first `bytes` bytes of `s`, as a pointer range checked to be in
 /// bounds (panics if `s` is shorter).
@@ -69,13 +72,14 @@ pub(super) fn store256<T: Plain>(s: &mut [T], v: __m256i) {
     unsafe { _mm256_storeu_si256(prefix_mut(s, 32).cast(), v) }
 }
 
-/// The first 64 bytes of `s` (the AVX-512 backend's loads).
+/// The first 64 bytes of `s`.
 #[allow(unsafe_code)]
 #[inline]
 #[target_feature(enable = "avx512f")]
 pub(super) fn load512<T: Plain>(s: &[T]) -> __m512i {
-    // SAFETY: `prefix` checked that 64 bytes are readable; vmovdqu64 needs
-    // no alignment, and AVX-512F is enabled here.
+    // SAFETY: `prefix` checked that 64 bytes are readable; the unaligned
+    // 512-bit load (vmovdqu64) needs no alignment, and AVX-512F is enabled
+    // here.
     unsafe { _mm512_loadu_si512(prefix(s, 64).cast()) }
 }
 
@@ -85,8 +89,8 @@ pub(super) fn load512<T: Plain>(s: &[T]) -> __m512i {
 #[target_feature(enable = "avx512f")]
 pub(super) fn store512<T: Plain>(s: &mut [T], v: __m512i) {
     // SAFETY: `prefix_mut` checked that 64 bytes are writable (and any bytes
-    // are a valid `T`); vmovdqu64 needs no alignment, and AVX-512F is
-    // enabled here.
+    // are a valid `T`); the unaligned 512-bit store (vmovdqu64) needs no
+    // alignment, and AVX-512F is enabled here.
     unsafe { _mm512_storeu_si512(prefix_mut(s, 64).cast(), v) }
 }
 
@@ -142,6 +146,35 @@ mod tests {
     #[test]
     fn loads_and_stores_move_exactly_their_bytes() {
         crate::backend::run_if_avx2(check);
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn check512() {
+        let words: Vec<u64> = (1..=8).chain([u64::MAX]).collect();
+        let mut out = [0i16; 34];
+        store512(&mut out[1..], load512(&words[1..]));
+        assert_eq!(out[0], 0, "nothing written before the slice");
+        assert_eq!(&out[1..5], &[2, 0, 0, 0]);
+        assert_eq!(&out[29..33], &[-1; 4]);
+        assert_eq!(out[33], 0, "only 64 bytes written");
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn wide_loads_and_stores_move_exactly_their_bytes() {
+        if !is_x86_feature_detected!("avx512f") {
+            eprintln!("AVX-512F not available; skipping");
+            return;
+        }
+        // SAFETY: AVX-512F was detected, the only requirement of `check512`.
+        unsafe { check512() }
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_short_slice_panics_before_a_wide_load() {
+        // 62 bytes are not 64.
+        prefix(&[0i16; 31], 64);
     }
 
     #[test]

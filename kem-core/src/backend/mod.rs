@@ -37,6 +37,8 @@ mod mem_avx2;
 mod noise_x86;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
+#[cfg(target_arch = "x86_64")]
+mod ntt_avx512;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod rej_avx2;
