@@ -9,13 +9,15 @@
 //!   operations than the AVX2 one), whichever is cheaper for the step.
 //! - The one-way permutation is that four-way one with the state broadcast
 //!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
+//! - NTT, inverse NTT and base multiplication run on 512-bit vectors
+//!   (`ntt_avx512`; the same coefficients as the AVX2 code).
 //! - Everything else is the AVX2 code (`avx2`).
 //!
 //! # Safety
 //!
 //! `Avx512` is only ever used through `dispatch!`, which selects it only
 //! when `BackendKind::Avx512.is_available()` holds (AVX2, BMI1, AVX-512F,
-//! AVX-512VL): the process default is chosen among available backends, and
+//! AVX-512VL, AVX-512BW): the process default is chosen among available backends, and
 //! `set_backend` / `with_backend` refuse an unavailable one. So whenever an
 //! `Avx512` method runs, the CPU has those features, the requirements of
 //! the `unsafe` calls below and of the AVX2 methods it delegates to.
@@ -35,8 +37,8 @@ macro_rules! avx512_method {
         $(#[$attr])*
         #[inline(always)]
         fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
-            // SAFETY: `Avx512` runs only where AVX2, BMI1, AVX-512F and
-            // AVX-512VL are available (module docs).
+            // SAFETY: `Avx512` runs only where AVX2, BMI1, AVX-512F,
+            // AVX-512VL and AVX-512BW are available (module docs).
             unsafe { with_avx512::$name $(::<$c>)? ($($arg),*) }
         }
     };
@@ -58,23 +60,12 @@ impl Backend for Avx512 {
     avx512_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx512_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
+    avx512_method!(fn ntt(p: &mut Poly));
+    avx512_method!(fn inv_ntt(p: &mut Poly));
+    avx512_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
 
-    // The AVX2 arithmetic (AVX-512 implies AVX2 and BMI1 here: see
-    // `BackendKind::is_available`).
-    #[inline(always)]
-    fn ntt(p: &mut Poly) {
-        Avx2::ntt(p);
-    }
-
-    #[inline(always)]
-    fn inv_ntt(p: &mut Poly) {
-        Avx2::inv_ntt(p);
-    }
-
-    #[inline(always)]
-    fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-        Avx2::multiply_accumulate(acc, a, b);
-    }
+    // The rest is the AVX2 arithmetic (AVX-512 implies AVX2 and BMI1 here:
+    // see `BackendKind::is_available`).
 
     #[inline(always)]
     fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
@@ -100,7 +91,7 @@ impl Backend for Avx512 {
 /// The sponge code, compiled for AVX-512.
 mod with_avx512 {
     use super::Avx512;
-    use crate::backend::{keccak_x4, keccak_x8, KeyBuffers};
+    use crate::backend::{keccak_x4, keccak_x8, ntt_avx512, KeyBuffers};
     use crate::params::ParameterSet;
     use crate::poly::Poly;
 
@@ -125,6 +116,21 @@ mod with_avx512 {
             2..=4 => keccak_x4::permute_selected_avx512vl(states, chosen),
             _ => keccak_x8::permute_selected(states, chosen),
         }
+    }
+
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    pub(super) fn ntt(p: &mut Poly) {
+        ntt_avx512::ntt(p);
+    }
+
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    pub(super) fn inv_ntt(p: &mut Poly) {
+        ntt_avx512::inv_ntt(p);
+    }
+
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+        ntt_avx512::multiply_accumulate(acc, a, b);
     }
 
     /// Key generation as one pool of sponges (see `keygen_avx2`), up to

@@ -67,10 +67,6 @@
 //!
 //! Nothing here branches on or indexes by a coefficient value.
 
-// Not wired into a backend yet (the AVX-512 backend type is being written
-// separately); until then only the tests call these functions.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi16, _mm512_add_epi32, _mm512_madd_epi16, _mm512_mask_blend_epi16,
     _mm512_mask_shuffle_epi32, _mm512_mask_shuffle_i64x2, _mm512_mulhi_epi16, _mm512_mulhrs_epi16,

@@ -19,9 +19,11 @@ pub enum BackendKind {
     /// the arithmetic.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// x86-64 AVX-512 (F and VL, with AVX2 and BMI1): pools of sponges on
-    /// an eight-way Keccak on 512-bit vectors or a four-way one on
-    /// AVX-512VL instructions, whichever a step needs; the AVX2 arithmetic.
+    /// x86-64 AVX-512 (F, BW and VL, with AVX2 and BMI1): pools of sponges
+    /// on an eight-way Keccak on 512-bit vectors or a four-way one on
+    /// AVX-512VL instructions, whichever a step needs; NTT, inverse NTT and
+    /// base multiplication on 512-bit vectors; the rest of the arithmetic is
+    /// the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -68,6 +70,7 @@ impl BackendKind {
                 BackendKind::Avx2.is_available()
                     && std::is_x86_feature_detected!("avx512f")
                     && std::is_x86_feature_detected!("avx512vl")
+                    && std::is_x86_feature_detected!("avx512bw")
             }
         }
     }
