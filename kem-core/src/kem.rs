@@ -8,7 +8,7 @@ use zeroize::Zeroize;
 
 use crate::backend::Backend;
 use crate::hash;
-use crate::params::{ByteArray, ParameterSet};
+use crate::params::{ByteArray, ParameterSet, PolyVec};
 use crate::pke;
 use crate::poly::Poly;
 
@@ -90,11 +90,20 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     let mut m = [0u8; 32];
     pke::decrypt::<P, B>(dk.s_hat, c, &mut m);
 
-    // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r').
-    let (mut shared, mut r) = hash::g::<B>(&m, dk.ek_hash);
-    let mut rejection = hash::j::<B>(dk.z, c);
+    // (K', r') = G(m' ‖ h); K̄ = J(z ‖ c); c' = K-PKE.Encrypt(ek, m', r'),
+    // whose noise the backend samples with the two hashes.
+    let mut y = P::PolyVec::zeroed();
+    let mut noise = P::NoiseVec::zeroed();
+    let (mut shared, mut rejection) =
+        B::decaps_hashes::<P>(&m, dk.ek_hash, dk.z, c, y.as_mut(), noise.as_mut());
     let mut c_prime = P::CiphertextBytes::zeroed();
-    pke::encrypt::<P, B>(dk.expanded, &m, &r, c_prime.as_mut());
+    pke::encrypt_with_noise::<P, B>(
+        dk.expanded,
+        &m,
+        y.as_mut(),
+        noise.as_mut(),
+        c_prime.as_mut(),
+    );
 
     // If c ≠ c', K' = K̄.
     let mismatch = !ct_eq_bytes(c, c_prime.as_ref());
@@ -104,7 +113,6 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     }
 
     m.zeroize();
-    r.zeroize();
     rejection.zeroize();
     c_prime.zeroize();
     shared

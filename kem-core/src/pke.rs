@@ -96,18 +96,40 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
     r: &[u8; 32],
     ct: &mut [u8],
 ) {
+    let mut y = P::PolyVec::zeroed();
+    let mut noise = P::NoiseVec::zeroed();
+    sample_encryption_noise::<P, B>(r, y.as_mut(), noise.as_mut());
+    encrypt_with_noise::<P, B>(expanded, m, y.as_mut(), noise.as_mut(), ct);
+}
+
+/// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17): y (k polynomials,
+/// eta1, PRF nonces 0..k) and e1 ‖ e2 (k + 1 polynomials, eta2, nonces
+/// k..2k+1), from the randomness r.
+pub(crate) fn sample_encryption_noise<P: ParameterSet, B: Backend>(
+    r: &[u8; 32],
+    y: &mut [Poly],
+    e1_e2: &mut [Poly],
+) {
+    sample_noise::<B>(P::ETA1, r, 0, y);
+    sample_noise::<B>(P::ETA2, r, P::K as u8, e1_e2);
+}
+
+/// Algorithm 14 after its noise is sampled (see
+/// [`sample_encryption_noise`]): `y` (transformed here) and `noise` = e1 ‖
+/// e2; both are zeroized before returning.
+pub(crate) fn encrypt_with_noise<P: ParameterSet, B: Backend>(
+    expanded: &[Poly],
+    m: &[u8; 32],
+    y: &mut [Poly],
+    noise: &mut [Poly],
+    ct: &mut [u8],
+) {
     let k = P::K;
     let (a_hat_t, t_hat) = expanded.split_at(k * k);
-    let mut y = P::PolyVec::zeroed();
-    sample_noise::<B>(P::ETA1, r, 0, y.as_mut());
-    for p in y.as_mut() {
+    for p in y.iter_mut() {
         B::ntt(p);
     }
-
-    // e1 ‖ e2, PRF nonces k..2k+1.
-    let mut noise = P::NoiseVec::zeroed();
-    sample_noise::<B>(P::ETA2, r, k as u8, noise.as_mut());
-    let (e1, e2) = noise.as_mut().split_at_mut(k);
+    let (e1, e2) = noise.split_at_mut(k);
 
     // u = NTT^-1(Â^T ∘ ŷ) + e1, one row at a time, compressed into c1.
     let (c1, c2) = ct.split_at_mut(k * encoded_len(P::DU));
@@ -117,7 +139,7 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
         .zip(e1.iter())
         .zip(c1.chunks_exact_mut(encoded_len(P::DU)))
     {
-        B::multiply_accumulate(&mut acc, row, y.as_ref());
+        B::multiply_accumulate(&mut acc, row, y);
         B::inv_ntt(&mut acc);
         acc.add_assign(e1);
         acc.reduce();
@@ -125,7 +147,7 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
     }
 
     // v = NTT^-1(t̂^T ∘ ŷ) + e2 + Decompress_1(ByteDecode_1(m)), into c2.
-    B::multiply_accumulate(&mut acc, t_hat, y.as_ref());
+    B::multiply_accumulate(&mut acc, t_hat, y);
     B::inv_ntt(&mut acc);
     acc.add_assign(&e2[0]);
     message_to_poly(m, &mut e2[0]);
@@ -133,8 +155,8 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
     acc.reduce();
     compress_encode::<B>(P::DV, &acc, c2);
 
-    zeroize_all(y.as_mut());
-    zeroize_all(noise.as_mut());
+    zeroize_all(y);
+    zeroize_all(noise);
     acc.zeroize();
 }
 

@@ -20,6 +20,8 @@ mod cbd_avx2;
 #[cfg(target_arch = "x86_64")]
 mod compress_avx2;
 #[cfg(target_arch = "x86_64")]
+mod decaps_x86;
+#[cfg(target_arch = "x86_64")]
 mod encode_avx2;
 #[cfg(target_arch = "x86_64")]
 mod expand_avx2;
@@ -152,6 +154,29 @@ pub(crate) trait Backend: Sized + 'static {
             sample::sample_poly_cbd::<ETA>(bytes, p);
         }
         zeroize::Zeroize::zeroize(&mut prf_out);
+    }
+
+    /// Decapsulation's hashes after K-PKE.Decrypt: (K', r') = G(m' ‖ h)
+    /// and K̄ = J(z ‖ c) (Algorithm 18, lines 7-8), returned as (K', K̄),
+    /// and the re-encryption's noise from r' (Algorithm 14, lines 9-17:
+    /// y, k polynomials with eta1, and e1 ‖ e2, k + 1 with eta2) written to
+    /// `y` and `e1_e2`; r' stays inside. The default runs them one after
+    /// the other; SIMD backends overlap J's long absorption of c with G and
+    /// the noise streams (`decaps_x86`).
+    #[inline(always)]
+    fn decaps_hashes<P: ParameterSet>(
+        m: &[u8; 32],
+        h: &[u8; 32],
+        z: &[u8; 32],
+        c: &[u8],
+        y: &mut [Poly],
+        e1_e2: &mut [Poly],
+    ) -> ([u8; 32], [u8; 32]) {
+        let (shared, mut r) = crate::hash::g::<Self>(m, h);
+        let rejection = crate::hash::j::<Self>(z, c);
+        crate::pke::sample_encryption_noise::<P, Self>(&r, y, e1_e2);
+        zeroize::Zeroize::zeroize(&mut r);
+        (shared, rejection)
     }
 
     /// ByteEncode_d(Compress_d(p)) into 32·d bytes.
