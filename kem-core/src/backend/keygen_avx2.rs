@@ -35,7 +35,7 @@ use super::expand_avx2::{
     padded_block, padded_blocks, start_entry, transposed, SHA3_256_RATE, SHA3_DOMAIN,
 };
 use super::KeyBuffers;
-use super::{cbd_avx2, encode_avx2, ntt_avx2, rej_avx2, Backend};
+use super::{cbd_avx2, encode_avx2, rej_avx2, Backend};
 use crate::hash::{read_lanes, xor_block, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::{zeroize_all, Poly, N};
@@ -388,7 +388,7 @@ impl<
                     wipe(bytes, [0; 64 * 3]);
                 }
                 wipe(state, [0; 25]);
-                ntt_avx2::ntt(poly);
+                B::ntt(poly);
                 if stream < k {
                     // ŝ is stored canonical; t̂ does not depend on which
                     // representatives it is computed from.
