@@ -17,8 +17,9 @@
 //!   rejection selects J(z ‖ c) without a branch; secrets are zeroized on drop.
 //! - Randomness comes from the caller through [`RandomSource`].
 //! - Backends: portable Rust, and on x86-64 an AVX2 one (4-way Keccak,
-//!   vectorised NTT and sampling) and an AVX-512 one (the AVX2 backend with
-//!   its Keccak on AVX-512VL instructions), chosen once at run time; see
+//!   vectorised NTT, sampling, compression and coding) and an AVX-512 one
+//!   (8-way Keccak on 512-bit vectors, 512-bit NTT and base
+//!   multiplication, the rest AVX2), chosen once at run time; see
 //!   [`active_backend`], [`set_backend`], [`with_backend`] and the
 //!   `MLKEM_BACKEND` environment variable. All give the same bytes.
 //!

@@ -54,7 +54,7 @@ fn logical_cpus() -> Option<String> {
 /// them.
 fn cpu_flags() -> Option<String> {
     let flags = cpuinfo_field("flags")?;
-    let wanted = ["avx2", "bmi1", "bmi2", "avx512f", "avx512vl"];
+    let wanted = ["avx2", "bmi1", "bmi2", "avx512f", "avx512bw", "avx512vl"];
     let present: Vec<&str> = wanted
         .into_iter()
         .filter(|w| flags.split_whitespace().any(|f| f == *w))
