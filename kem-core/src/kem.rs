@@ -94,8 +94,13 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     // whose noise the backend samples with the two hashes.
     let mut y = P::PolyVec::zeroed();
     let mut noise = P::NoiseVec::zeroed();
-    let (mut shared, mut rejection) =
-        B::decaps_hashes::<P>(&m, dk.ek_hash, dk.z, c, y.as_mut(), noise.as_mut());
+    let input = crate::backend::DecapsHashInput {
+        m: &m,
+        h: dk.ek_hash,
+        z: dk.z,
+        c,
+    };
+    let (mut shared, mut rejection) = B::decaps_hashes::<P>(&input, y.as_mut(), noise.as_mut());
     let mut c_prime = P::CiphertextBytes::zeroed();
     pke::encrypt_with_noise::<P, B>(
         dk.expanded,

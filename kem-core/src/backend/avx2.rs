@@ -58,7 +58,7 @@ impl Backend for Avx2 {
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
     avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
-    avx2_method!(fn decaps_hashes<P: ParameterSet>(m: &[u8; 32], h: &[u8; 32], z: &[u8; 32], c: &[u8], y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
+    avx2_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
     avx2_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly));
@@ -110,41 +110,7 @@ mod with_avx2 {
         crate::backend::basemul_avx2::multiply_accumulate(acc, a, b);
     }
 
-    /// Key generation as one pool of sponges (see `keygen_avx2`).
-    #[target_feature(enable = "avx2")]
-    pub(super) fn generate_key<P: ParameterSet>(
-        rho: &[u8; 32],
-        sigma: &[u8; 32],
-        out: &mut KeyBuffers<'_>,
-    ) -> Option<[u8; 32]> {
-        Some(crate::backend::keygen_avx2::generate_for::<Avx2, P>(
-            rho, sigma, out,
-        ))
-    }
-
-    /// H(ek) and Â sharing the four-way Keccak (see `expand_avx2`).
-    #[target_feature(enable = "avx2")]
-    pub(super) fn hash_and_sample_matrix(
-        ek: &[u8],
-        rho: &[u8; 32],
-        k: usize,
-        out: &mut [Poly],
-    ) -> [u8; 32] {
-        crate::backend::expand_avx2::hash_and_sample_matrix::<Avx2, 4>(ek, rho, k, out)
-    }
-
-    /// G, J and the re-encryption's noise as one pool (see `decaps_x86`).
-    #[target_feature(enable = "avx2")]
-    pub(super) fn decaps_hashes<P: ParameterSet>(
-        m: &[u8; 32],
-        h: &[u8; 32],
-        z: &[u8; 32],
-        c: &[u8],
-        y: &mut [Poly],
-        e1_e2: &mut [Poly],
-    ) -> ([u8; 32], [u8; 32]) {
-        crate::backend::decaps_x86::decaps_hashes::<Avx2, P, 4>(m, h, z, c, y, e1_e2)
-    }
+    crate::backend::sponge_pools!(Avx2, "avx2", 4);
 
     /// Noise with four PRF streams at a time (see `noise_x86`).
     #[target_feature(enable = "avx2")]

@@ -59,7 +59,7 @@ impl Backend for Avx512 {
     avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
     avx512_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx512_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
-    avx512_method!(fn decaps_hashes<P: ParameterSet>(m: &[u8; 32], h: &[u8; 32], z: &[u8; 32], c: &[u8], y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
+    avx512_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx512_method!(fn ntt(p: &mut Poly));
     avx512_method!(fn inv_ntt(p: &mut Poly));
@@ -134,43 +134,7 @@ mod with_avx512 {
         ntt_avx512::multiply_accumulate(acc, a, b);
     }
 
-    /// Key generation as one pool of sponges (see `keygen_avx2`), up to
-    /// eight per step.
-    #[target_feature(enable = "avx2,avx512f,avx512vl")]
-    pub(super) fn generate_key<P: ParameterSet>(
-        rho: &[u8; 32],
-        sigma: &[u8; 32],
-        out: &mut KeyBuffers<'_>,
-    ) -> Option<[u8; 32]> {
-        Some(crate::backend::keygen_avx2::generate_for::<Avx512, P>(
-            rho, sigma, out,
-        ))
-    }
-
-    /// H(ek) and Â sharing the multi-way Keccak (see `expand_avx2`).
-    #[target_feature(enable = "avx2,avx512f,avx512vl")]
-    pub(super) fn hash_and_sample_matrix(
-        ek: &[u8],
-        rho: &[u8; 32],
-        k: usize,
-        out: &mut [Poly],
-    ) -> [u8; 32] {
-        crate::backend::expand_avx2::hash_and_sample_matrix::<Avx512, 8>(ek, rho, k, out)
-    }
-
-    /// G, J and the re-encryption's noise as one pool, eight sponges wide
-    /// (see `decaps_x86`).
-    #[target_feature(enable = "avx2,avx512f,avx512vl")]
-    pub(super) fn decaps_hashes<P: ParameterSet>(
-        m: &[u8; 32],
-        h: &[u8; 32],
-        z: &[u8; 32],
-        c: &[u8],
-        y: &mut [Poly],
-        e1_e2: &mut [Poly],
-    ) -> ([u8; 32], [u8; 32]) {
-        crate::backend::decaps_x86::decaps_hashes::<Avx512, P, 8>(m, h, z, c, y, e1_e2)
-    }
+    crate::backend::sponge_pools!(Avx512, "avx2,avx512f,avx512vl", 8);
 
     /// Noise, eight PRF streams at a time on the eight-way permutation
     /// where a batch has more than four of eta = 2 (`keccak_x8::prf2_x8`,

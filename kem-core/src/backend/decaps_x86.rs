@@ -22,7 +22,7 @@
 
 use super::expand_avx2::{padded_block, padded_blocks};
 use super::noise_x86::prf_state;
-use super::{cbd_avx2, Backend};
+use super::{cbd_avx2, Backend, DecapsHashInput};
 use crate::hash::{read_lanes, xor_block, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
@@ -94,13 +94,11 @@ impl<'a> Rejection<'a> {
 /// `Backend::decaps_hashes`.
 #[target_feature(enable = "avx2")]
 pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
-    m: &[u8; 32],
-    h: &[u8; 32],
-    z: &[u8; 32],
-    c: &[u8],
+    input: &DecapsHashInput<'_>,
     y: &mut [Poly],
     e1_e2: &mut [Poly],
 ) -> ([u8; 32], [u8; 32]) {
+    let DecapsHashInput { m, h, z, c } = *input;
     const { assert!(W >= 2 && W <= B::KECCAK_WIDTH) };
     count(Primitive::G, 1);
     count(Primitive::J, 1);
@@ -218,11 +216,16 @@ mod tests {
             let c: Vec<u8> = (0..P::CT_LEN).map(|i| (i as u8) ^ seed).collect();
             let (mut y0, mut e0) = (vec![Poly::ZERO; P::K], vec![Poly::ZERO; P::K + 1]);
             let (mut y1, mut e1) = (y0.clone(), e0.clone());
-            let expected =
-                <Portable as Backend>::decaps_hashes::<P>(&m, &h, &z, &c, &mut y0, &mut e0);
+            let input = DecapsHashInput {
+                m: &m,
+                h: &h,
+                z: &z,
+                c: &c,
+            };
+            let expected = <Portable as Backend>::decaps_hashes::<P>(&input, &mut y0, &mut e0);
             // SAFETY: the caller checked that the backend is available.
             #[allow(unsafe_code)]
-            let got = unsafe { decaps_hashes::<B, P, W>(&m, &h, &z, &c, &mut y1, &mut e1) };
+            let got = unsafe { decaps_hashes::<B, P, W>(&input, &mut y1, &mut e1) };
             assert!(
                 got == expected && y1 == y0 && e1 == e0,
                 "{} seed {seed}",

@@ -57,6 +57,64 @@ use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::{compress, encode, ntt, sample};
 
+/// The sponge pools of an x86-64 SIMD backend (`keygen_avx2`, `expand_avx2`,
+/// `decaps_x86`), `$width` sponges wide and compiled with `$features`: its
+/// `generate_key`, `hash_and_sample_matrix` and `decaps_hashes`, defined in
+/// its `with_*` module (whose imports they use).
+#[cfg(target_arch = "x86_64")]
+macro_rules! sponge_pools {
+    ($backend:ty, $features:literal, $width:literal) => {
+        /// Key generation as one pool of sponges (see `keygen_avx2`).
+        #[target_feature(enable = $features)]
+        pub(super) fn generate_key<P: ParameterSet>(
+            rho: &[u8; 32],
+            sigma: &[u8; 32],
+            out: &mut KeyBuffers<'_>,
+        ) -> Option<[u8; 32]> {
+            Some(crate::backend::keygen_avx2::generate_for::<$backend, P>(
+                rho, sigma, out,
+            ))
+        }
+
+        /// H(ek) and Â sharing the multi-way Keccak (see `expand_avx2`).
+        #[target_feature(enable = $features)]
+        pub(super) fn hash_and_sample_matrix(
+            ek: &[u8],
+            rho: &[u8; 32],
+            k: usize,
+            out: &mut [Poly],
+        ) -> [u8; 32] {
+            crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(ek, rho, k, out)
+        }
+
+        /// G, J and the re-encryption's noise as one pool (see
+        /// `decaps_x86`).
+        #[target_feature(enable = $features)]
+        pub(super) fn decaps_hashes<P: ParameterSet>(
+            input: &crate::backend::DecapsHashInput<'_>,
+            y: &mut [Poly],
+            e1_e2: &mut [Poly],
+        ) -> ([u8; 32], [u8; 32]) {
+            crate::backend::decaps_x86::decaps_hashes::<$backend, P, $width>(input, y, e1_e2)
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+use sponge_pools;
+
+/// What decapsulation hashes after K-PKE.Decrypt (see
+/// [`Backend::decaps_hashes`]).
+pub(crate) struct DecapsHashInput<'a> {
+    /// The decrypted message m'.
+    pub(crate) m: &'a [u8; 32],
+    /// H(ek).
+    pub(crate) h: &'a [u8; 32],
+    /// The implicit-rejection secret z.
+    pub(crate) z: &'a [u8; 32],
+    /// The ciphertext c.
+    pub(crate) c: &'a [u8],
+}
+
 /// Where key generation writes the key: `expanded` (Â^T ‖ t̂, see
 /// `pke::expanded_key_len`), `s_hat` (ŝ, k polynomials) and `ek`
 /// (ByteEncode_12(t̂) ‖ ρ, `P::EK_LEN` bytes).
@@ -165,15 +223,12 @@ pub(crate) trait Backend: Sized + 'static {
     /// the noise streams (`decaps_x86`).
     #[inline(always)]
     fn decaps_hashes<P: ParameterSet>(
-        m: &[u8; 32],
-        h: &[u8; 32],
-        z: &[u8; 32],
-        c: &[u8],
+        input: &DecapsHashInput<'_>,
         y: &mut [Poly],
         e1_e2: &mut [Poly],
     ) -> ([u8; 32], [u8; 32]) {
-        let (shared, mut r) = crate::hash::g::<Self>(m, h);
-        let rejection = crate::hash::j::<Self>(z, c);
+        let (shared, mut r) = crate::hash::g::<Self>(input.m, input.h);
+        let rejection = crate::hash::j::<Self>(input.z, input.c);
         crate::pke::sample_encryption_noise::<P, Self>(&r, y, e1_e2);
         zeroize::Zeroize::zeroize(&mut r);
         (shared, rejection)
