@@ -213,6 +213,7 @@ macro_rules! accumulate_parity {
 pub(super) use {accumulate_parity, round};
 
 /// Keccak-f[1600] (24 rounds) on each of the four interleaved states.
+#[inline]
 #[target_feature(enable = "avx2")]
 fn keccak_f1600_x4(state: &mut [__m256i; 25]) {
     let start = crate::profile_hooks::permutation_start();
@@ -249,6 +250,7 @@ macro_rules! rol_native {
 
 /// As [`keccak_f1600_x4`], with AVX-512VL's rotate and ternary-logic
 /// instructions on the same 256-bit vectors: about 40% fewer operations.
+#[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {
     let start = crate::profile_hooks::permutation_start();
@@ -289,67 +291,66 @@ pub(crate) fn keccak_f1600_avx512vl(state: &mut [u64; 25]) {
     vectors.zeroize();
 }
 
+/// The body of the `permute_selected` functions: interleaves the chosen
+/// states, runs `$permute` on them and writes them back. A macro rather
+/// than a function taking the permutation, so that each form compiles with
+/// its own features and the permutation inlines into it. The interleaved
+/// copy is zeroized, as the states may be secret (key generation's noise,
+/// decapsulation's J); what the permutation itself spills to the stack is
+/// not (best effort, as for every permutation here).
+macro_rules! permute_selected_with {
+    ($states:ident, $chosen:ident, $permute:ident) => {{
+        assert!((1..=4).contains(&$chosen.len()));
+        debug_assert!($chosen
+            .iter()
+            .enumerate()
+            .all(|(i, a)| !$chosen[..i].contains(a)));
+        // Lanes 4g..4g + 4 of the four states are a 4×4 matrix of words:
+        // its transpose is the four interleaved lanes.
+        let mut vectors = [_mm256_setzero_si256(); 25];
+        for (group, out) in vectors.chunks_exact_mut(4).enumerate() {
+            let at = 4 * group;
+            let row = |i: usize| {
+                $chosen.get(i).map_or(_mm256_setzero_si256(), |&index| {
+                    load256(&$states[index][at..])
+                })
+            };
+            out.copy_from_slice(&transpose4(row(0), row(1), row(2), row(3)));
+        }
+        let last = |i: usize| $chosen.get(i).map_or(0, |&index| $states[index][24] as i64);
+        vectors[24] = _mm256_set_epi64x(last(3), last(2), last(1), last(0));
+        $permute(&mut vectors);
+        let mut last = [0u64; 4];
+        store256(&mut last, vectors[24]);
+        for (group, lanes) in vectors.chunks_exact(4).enumerate() {
+            let at = 4 * group;
+            let rows = transpose4(lanes[0], lanes[1], lanes[2], lanes[3]);
+            for (&index, row) in $chosen.iter().zip(rows) {
+                store256(&mut $states[index][at..], row);
+            }
+        }
+        for (&index, &word) in $chosen.iter().zip(&last) {
+            $states[index][24] = word;
+        }
+        vectors.zeroize();
+        last.zeroize();
+    }};
+}
+
 /// Keccak-f[1600] on `states[i]` for each `i` in `chosen` (one to four
 /// distinct indices; the pools keep their sponges lane-major and permute
 /// the ones that can move), as one four-way permutation. Lanes no sponge
 /// uses permute zeros, whose results are dropped.
 #[target_feature(enable = "avx2")]
 pub(crate) fn permute_selected(states: &mut [[u64; 25]], chosen: &[usize]) {
-    permute_selected_with(states, chosen, |vectors| keccak_f1600_x4(vectors));
+    permute_selected_with!(states, chosen, keccak_f1600_x4);
 }
 
 /// [`permute_selected`] on AVX-512VL's instructions (the AVX-512 backend,
 /// for steps of two to four sponges).
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn permute_selected_avx512vl(states: &mut [[u64; 25]], chosen: &[usize]) {
-    permute_selected_with(states, chosen, |vectors| keccak_f1600_x4_avx512vl(vectors));
-}
-
-/// Interleaves the chosen states, runs `permute` on them and writes them
-/// back. The interleaved copy is zeroized, as the states may be secret (key
-/// generation's noise, decapsulation's J); what the permutation itself
-/// spills to the stack is not (best effort, as for every permutation here).
-#[inline]
-#[target_feature(enable = "avx2")]
-fn permute_selected_with(
-    states: &mut [[u64; 25]],
-    chosen: &[usize],
-    permute: impl FnOnce(&mut [__m256i; 25]),
-) {
-    assert!((1..=4).contains(&chosen.len()));
-    debug_assert!(chosen
-        .iter()
-        .enumerate()
-        .all(|(i, a)| !chosen[..i].contains(a)));
-    // Lanes 4g..4g + 4 of the four states are a 4×4 matrix of words: its
-    // transpose is the four interleaved lanes.
-    let mut vectors = [_mm256_setzero_si256(); 25];
-    for (group, out) in vectors.chunks_exact_mut(4).enumerate() {
-        let at = 4 * group;
-        let row = |i: usize| {
-            chosen.get(i).map_or(_mm256_setzero_si256(), |&index| {
-                load256(&states[index][at..])
-            })
-        };
-        out.copy_from_slice(&transpose4(row(0), row(1), row(2), row(3)));
-    }
-    let last = |i: usize| chosen.get(i).map_or(0, |&index| states[index][24] as i64);
-    vectors[24] = _mm256_set_epi64x(last(3), last(2), last(1), last(0));
-    permute(&mut vectors);
-    let mut last = [0u64; 4];
-    store256(&mut last, vectors[24]);
-    for (group, lanes) in vectors.chunks_exact(4).enumerate() {
-        let at = 4 * group;
-        let rows = transpose4(lanes[0], lanes[1], lanes[2], lanes[3]);
-        for (&index, row) in chosen.iter().zip(rows) {
-            store256(&mut states[index][at..], row);
-        }
-    }
-    for (&index, &word) in chosen.iter().zip(&last) {
-        states[index][24] = word;
-    }
-    vectors.zeroize();
-    last.zeroize();
+    permute_selected_with!(states, chosen, keccak_f1600_x4_avx512vl);
 }
 
 /// The transpose of the 4×4 matrix of 64-bit words whose rows are `r0..r3`.
