@@ -20,11 +20,13 @@ use crate::profile_hooks::{count, Primitive};
 pub(crate) const SHAKE128_RATE: usize = 168;
 /// Rate of SHAKE256 in bytes.
 pub(crate) const SHAKE256_RATE: usize = 136;
-const SHA3_256_RATE: usize = 136;
-const SHA3_512_RATE: usize = 72;
+/// Rate of SHA3-256 (H) in bytes.
+pub(crate) const SHA3_256_RATE: usize = 136;
+/// Rate of SHA3-512 (G) in bytes.
+pub(crate) const SHA3_512_RATE: usize = 72;
 
 /// Domain-separation and first padding bits of SHA3-* (01) and SHAKE* (1111).
-const SHA3_DOMAIN: u8 = 0x06;
+pub(crate) const SHA3_DOMAIN: u8 = 0x06;
 pub(crate) const SHAKE_DOMAIN: u8 = 0x1f;
 
 /// The Keccak-f[1600] permutation a sponge runs on (each backend provides

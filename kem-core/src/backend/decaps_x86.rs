@@ -23,16 +23,12 @@
 use super::expand_avx2::{padded_block, padded_blocks};
 use super::noise_x86::prf_state;
 use super::{cbd_avx2, Backend, DecapsHashInput};
-use crate::hash::{read_lanes, xor_block, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
 
-/// Rate of SHA3-512 (G) in bytes.
-const SHA3_512_RATE: usize = 72;
-/// SHA3's domain byte.
-const SHA3_DOMAIN: u8 = 0x06;
 /// Where J's sponge sits in the pool; G and the noise streams use the
 /// states after it.
 const J: usize = 0;

@@ -12,12 +12,9 @@
 //! (`keygen_avx2`), built from the pieces here.
 
 use crate::backend::{rej_avx2, Backend};
-use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
-
-pub(super) const SHA3_256_RATE: usize = 136;
-pub(super) const SHA3_DOMAIN: u8 = 0x06;
 
 /// What one Keccak instance is doing.
 #[derive(Clone, Copy)]

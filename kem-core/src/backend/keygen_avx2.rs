@@ -31,12 +31,10 @@
 //! they are consumed.
 
 use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
-use super::expand_avx2::{
-    padded_block, padded_blocks, start_entry, transposed, SHA3_256_RATE, SHA3_DOMAIN,
-};
+use super::expand_avx2::{padded_block, padded_blocks, start_entry, transposed};
 use super::KeyBuffers;
 use super::{cbd_avx2, encode_avx2, rej_avx2, Backend};
-use crate::hash::{read_lanes, xor_block, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
