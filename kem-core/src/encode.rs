@@ -97,19 +97,6 @@ pub(crate) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
     all_below_q == 1
 }
 
-/// A length-32 message as a polynomial: Decompress_1(ByteDecode_1(m)), with
-/// a branch-free bit-to-coefficient map (each bit becomes 0 or (q+1)/2).
-pub(crate) fn message_to_poly(m: &[u8; 32], p: &mut Poly) {
-    unpack::<1>(m, p, |bit| {
-        (0u16.wrapping_sub(bit) & (Q as u16).div_ceil(2)) as i16
-    });
-}
-
-/// The inverse: ByteEncode_1(Compress_1(w)).
-pub(crate) fn poly_to_message(p: &Poly, m: &mut [u8; 32]) {
-    pack::<1>(p, m, crate::compress::compress::<1>);
-}
-
 /// Number of bytes that ByteEncode_d writes for one polynomial.
 pub(crate) const fn encoded_len(d: usize) -> usize {
     N * d / 8
@@ -190,10 +177,11 @@ mod tests {
     fn message_round_trip() {
         let m: [u8; 32] = core::array::from_fn(|i| (i * 37 + 11) as u8);
         let mut p = Poly::ZERO;
-        message_to_poly(&m, &mut p);
+        // Decompress_1(ByteDecode_1(m)), then ByteEncode_1(Compress_1(·)).
+        unpack::<1>(&m, &mut p, crate::compress::decompress::<1>);
         assert!(p.coeffs.iter().all(|&c| c == 0 || c == 1665));
         let mut back = [0u8; 32];
-        poly_to_message(&p, &mut back);
+        pack::<1>(&p, &mut back, crate::compress::compress::<1>);
         assert_eq!(back, m);
     }
 }

@@ -8,7 +8,7 @@
 use zeroize::Zeroize;
 
 use crate::backend::{Backend, KeyBuffers};
-use crate::encode::{encoded_len, message_to_poly, poly_to_message};
+use crate::encode::encoded_len;
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{transpose, zeroize_all, Poly};
 
@@ -150,7 +150,7 @@ pub(crate) fn encrypt_with_noise<P: ParameterSet, B: Backend>(
     B::multiply_accumulate(&mut acc, t_hat, y);
     B::inv_ntt(&mut acc);
     acc.add_assign(&e2[0]);
-    message_to_poly(m, &mut e2[0]);
+    B::decode_decompress::<1>(m, &mut e2[0]);
     acc.add_assign(&e2[0]);
     acc.reduce();
     compress_encode::<B>(P::DV, &acc, c2);
@@ -180,7 +180,7 @@ pub(crate) fn decrypt<P: ParameterSet, B: Backend>(s_hat: &[Poly], ct: &[u8], m:
     decode_decompress::<B>(P::DV, c2, &mut v);
     w.sub_from(&v);
     w.reduce();
-    poly_to_message(&w, m);
+    B::compress_encode::<1>(&w, m);
     w.zeroize();
 }
 

@@ -123,7 +123,7 @@ mod with_avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
         match D {
-            4 | 5 | 10 | 11 => crate::backend::compress_avx2::compress_encode::<D>(p, out),
+            1 | 4 | 5 | 10 | 11 => crate::backend::compress_avx2::compress_encode::<D>(p, out),
             _ => Portable::compress_encode::<D>(p, out),
         }
     }
@@ -131,7 +131,7 @@ mod with_avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
         match D {
-            4 | 5 | 10 | 11 => crate::backend::compress_avx2::decode_decompress::<D>(bytes, p),
+            1 | 4 | 5 | 10 | 11 => crate::backend::compress_avx2::decode_decompress::<D>(bytes, p),
             _ => Portable::decode_decompress::<D>(bytes, p),
         }
     }

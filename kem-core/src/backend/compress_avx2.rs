@@ -1,5 +1,6 @@
 //! ByteEncode_d(Compress_d(·)) and Decompress_d(ByteDecode_d(·)) (FIPS 203
-//! section 4.2.1 and Algorithms 5 and 6) on AVX2 for d = 4, 5, 10 and 11,
+//! section 4.2.1 and Algorithms 5 and 6) on AVX2 for d = 1 (the message
+//! of K-PKE, Algorithms 14 and 15), 4, 5, 10 and 11,
 //! with exactly the bytes and coefficients of the portable code
 //! ([`crate::compress`], [`crate::encode`]) for every input: compression
 //! takes coefficients in (-q, q), decompression any bytes.
@@ -23,6 +24,13 @@
 //!   arithmetic, and one comparison with q adds the missing 1. The result
 //!   leaves a remainder in [0, q), which is what makes it floor(n / q).
 //!
+//! - d = 1: Compress_1(x) is 1 exactly for x in [833, 2496] (2x/q rounds
+//!   to 1 there and to 0 or 2 elsewhere), that is when
+//!   f = 1664 - x satisfies f' - 832 < 0, where f' is f with its bits
+//!   flipped if it is negative (|f| for f ≥ 0, |f| - 1 below). The sign
+//!   bits of 32 such lanes, packed to bytes with signed saturation (which
+//!   keeps signs), are one `vpmovmskb`: 32 bits of the message.
+//!
 //! Then the mask with 2^d - 1 (the "mod 2^d"). Packing joins neighbouring
 //! values with multiply-adds (`vpmaddubsw` for bytes, `vpmaddwd` for words:
 //! the low value plus 2^d times the high one, the little-endian bit order of
@@ -34,6 +42,11 @@
 //! group's bytes.
 //!
 //! # Decompress_d
+//!
+//! For d = 1, each 16-bit lane of a group of 16 gets the group's two bytes
+//! and keeps its own bit (mask 2^i, compared for equality with the mask):
+//! all ones where the bit is set, which masked with (q + 1) / 2 is
+//! Decompress_1.
 //!
 //! A byte shuffle gives each 16-bit lane the two bytes that hold its d bits
 //! (for d = 11: each 32-bit lane the bytes of a pair of values, shifted
@@ -49,13 +62,14 @@
 
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi16, _mm256_and_si256, _mm256_blend_epi16, _mm256_castsi256_si128,
-    _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_madd_epi16, _mm256_maddubs_epi16,
-    _mm256_mulhi_epu16, _mm256_mulhrs_epi16, _mm256_mullo_epi16, _mm256_or_si256,
-    _mm256_packus_epi16, _mm256_permute4x64_epi64, _mm256_permutevar8x32_epi32, _mm256_set1_epi16,
-    _mm256_set1_epi32, _mm256_set_m128i, _mm256_setr_epi32, _mm256_setr_epi64x, _mm256_setr_epi8,
-    _mm256_shuffle_epi8, _mm256_slli_epi16, _mm256_slli_epi32, _mm256_sllv_epi32,
-    _mm256_sllv_epi64, _mm256_srai_epi16, _mm256_srli_epi16, _mm256_srli_epi64, _mm256_srlv_epi32,
-    _mm256_sub_epi16, _mm_bslli_si128, _mm_bsrli_si128, _mm_or_si128,
+    _mm256_cmpeq_epi16, _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_madd_epi16,
+    _mm256_maddubs_epi16, _mm256_movemask_epi8, _mm256_mulhi_epu16, _mm256_mulhrs_epi16,
+    _mm256_mullo_epi16, _mm256_or_si256, _mm256_packs_epi16, _mm256_packus_epi16,
+    _mm256_permute4x64_epi64, _mm256_permutevar8x32_epi32, _mm256_set1_epi16, _mm256_set1_epi32,
+    _mm256_set_m128i, _mm256_setr_epi32, _mm256_setr_epi64x, _mm256_setr_epi8, _mm256_shuffle_epi8,
+    _mm256_slli_epi16, _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_sllv_epi64, _mm256_srai_epi16,
+    _mm256_srli_epi16, _mm256_srli_epi64, _mm256_srlv_epi32, _mm256_sub_epi16, _mm256_xor_si256,
+    _mm_bslli_si128, _mm_bsrli_si128, _mm_or_si128,
 };
 
 use super::mem_avx2::{load128, load256, store128, store256, store64};
@@ -72,31 +86,33 @@ const fn ceil_recip(bits: u32) -> i16 {
     r as u16 as i16
 }
 
-/// ByteEncode_d(Compress_d(p)) into `out` (32·d bytes), for d = 4, 5, 10,
-/// 11; coefficients in (-q, q).
+/// ByteEncode_d(Compress_d(p)) into `out` (32·d bytes), for d = 1, 4, 5,
+/// 10, 11; coefficients in (-q, q).
 #[target_feature(enable = "avx2")]
 pub(crate) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
     assert_eq!(out.len(), 32 * D);
     match D {
+        1 => compress_encode_1(p, out),
         4 => compress_encode_4(p, out),
         5 => compress_encode_5(p, out),
         10 => compress_encode_10(p, out),
         11 => compress_encode_11(p, out),
-        _ => unreachable!("compress_avx2 has d = 4, 5, 10, 11"),
+        _ => unreachable!("compress_avx2 has d = 1, 4, 5, 10, 11"),
     }
 }
 
-/// Decompress_d(ByteDecode_d(bytes)) (32·d bytes) into `p`, for d = 4, 5,
-/// 10, 11; coefficients in [0, q).
+/// Decompress_d(ByteDecode_d(bytes)) (32·d bytes) into `p`, for d = 1, 4,
+/// 5, 10, 11; coefficients in [0, q).
 #[target_feature(enable = "avx2")]
 pub(crate) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
     assert_eq!(bytes.len(), 32 * D);
     match D {
+        1 => decode_decompress_1(bytes, p),
         4 => decode_decompress_4(bytes, p),
         5 => decode_decompress_5(bytes, p),
         10 => decode_decompress_10(bytes, p),
         11 => decode_decompress_11(bytes, p),
-        _ => unreachable!("compress_avx2 has d = 4, 5, 10, 11"),
+        _ => unreachable!("compress_avx2 has d = 1, 4, 5, 10, 11"),
     }
 }
 
@@ -180,6 +196,28 @@ fn pack_20_bits(v: __m256i) -> __m256i {
         0, 1, 2, 3, 4, 8, 9, 10, 11, 12, -128, -128, -128, -128, -128, -128,
     );
     _mm256_shuffle_epi8(forty, take)
+}
+
+/// Compress_1 of 16 coefficients in (-q, q), as the sign of each lane
+/// (negative for 1); see the module docs.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn compress_1_signs(v: __m256i) -> __m256i {
+    let f = _mm256_sub_epi16(_mm256_set1_epi16(HALF_Q), canonical(v));
+    let folded = _mm256_xor_si256(f, _mm256_srai_epi16::<15>(f));
+    _mm256_sub_epi16(folded, _mm256_set1_epi16(HALF_Q / 2))
+}
+
+/// d = 1: 32 coefficients to 4 bytes per step.
+#[target_feature(enable = "avx2")]
+fn compress_encode_1(p: &Poly, out: &mut [u8]) {
+    for (values, bytes) in p.coeffs.chunks_exact(32).zip(out.chunks_exact_mut(4)) {
+        let low = compress_1_signs(load256(&values[..16]));
+        let high = compress_1_signs(load256(&values[16..]));
+        // vpacksswb works per 128-bit half: back to coefficient order.
+        let signs = _mm256_permute4x64_epi64::<0xd8>(_mm256_packs_epi16(low, high));
+        bytes.copy_from_slice(&_mm256_movemask_epi8(signs).to_le_bytes());
+    }
 }
 
 /// d = 4: 64 coefficients to 32 bytes per step.
@@ -347,6 +385,27 @@ fn decompress_words<const D: usize>(v: __m256i, windows: __m256i, factors: __m25
     decompress_top::<D>(_mm256_mullo_epi16(_mm256_shuffle_epi8(v, windows), factors))
 }
 
+/// d = 1: 2 bytes to 16 coefficients per step.
+#[target_feature(enable = "avx2")]
+fn decode_decompress_1(bytes: &[u8], p: &mut Poly) {
+    const BITS: [i16; 16] = {
+        let mut bits = [0i16; 16];
+        let mut i = 0;
+        while i < 16 {
+            bits[i] = (1u16 << i) as i16;
+            i += 1;
+        }
+        bits
+    };
+    let bits = load256(&BITS);
+    let half = _mm256_set1_epi16(HALF_Q + 1);
+    for (pair, coeffs) in bytes.chunks_exact(2).zip(p.coeffs.chunks_exact_mut(16)) {
+        let word = _mm256_set1_epi16(u16::from_le_bytes([pair[0], pair[1]]) as i16);
+        let set = _mm256_cmpeq_epi16(_mm256_and_si256(word, bits), bits);
+        store256(coeffs, _mm256_and_si256(set, half));
+    }
+}
+
 /// d = 4: 16 bytes to 32 coefficients per step, both halves loaded with
 /// the same 16 bytes.
 #[target_feature(enable = "avx2")]
@@ -494,6 +553,7 @@ mod tests {
 
     #[test]
     fn compress_encode_and_decode_decompress_avx2_match_portable() {
+        crate::backend::run_if_avx2(check::<1>);
         crate::backend::run_if_avx2(check::<4>);
         crate::backend::run_if_avx2(check::<5>);
         crate::backend::run_if_avx2(check::<10>);
