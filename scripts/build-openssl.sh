@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds a chosen OpenSSL release from the source carried by the openssl-src
 # crate and installs it into a cache directory outside the work tree, for the
-# provider tests (matrix: system OpenSSL 3.0, 3.5 LTS, 4.0; 3.4 for the
+# provider tests (matrix: system OpenSSL 3.0, 3.5 LTS, 3.6, 4.0; 3.4 for the
 # oqsprovider comparisons).
 #
-#   scripts/build-openssl.sh 3.5|3.4|4.0 [--prefix-root DIR]
+#   scripts/build-openssl.sh 3.4|3.5|3.6|4.0 [--prefix-root DIR]
 #
 # The install prefix is <root>/openssl-<full version>, e.g.
 # ~/.cache/mlkem-provider/openssl/openssl-3.5.5, where <root> is --prefix-root,
@@ -13,6 +13,11 @@
 #   prefix=$(scripts/build-openssl.sh 3.5 | tail -1)
 #   LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version
 # A prefix that already holds a working openssl is reused as is.
+#
+# The install has a configuration file, <prefix>/ssl/openssl.cnf, as a
+# distribution's OpenSSL has (the crate's source carries none, and without
+# one `openssl req` fails): scripts/openssl-minimal.cnf. A prefix installed
+# before this gets it when reused.
 #
 # The build is a shared one (./Configure shared no-legacy no-tests), built in a
 # temporary directory under <root> and removed after success; its log is
@@ -26,6 +31,7 @@ set -euo pipefail
 declare -A CRATE_VERSION=(
     [3.4]="300.4.2+3.4.1"
     [3.5]="300.5.5+3.5.5"
+    [3.6]="300.6.1+3.6.3"
     [4.0]="400.0.2+4.0.3"
 )
 
@@ -34,9 +40,9 @@ prog=${0##*/}
 
 usage() {
     cat <<EOF
-usage: $prog 3.5|3.4|4.0 [--prefix-root DIR]
+usage: $prog 3.4|3.5|3.6|4.0 [--prefix-root DIR]
 
-Builds OpenSSL 3.5 (LTS), 3.4 or 4.0 from the openssl-src crate's source and
+Builds OpenSSL 3.5 (LTS), 3.4, 3.6 or 4.0 from the openssl-src crate's source and
 installs it under DIR/openssl-<version>
 (default DIR: \${MLKEM_OPENSSL_CACHE:-\$HOME/.cache/mlkem-provider/openssl}).
 Prints the install prefix as the last line of stdout.
@@ -56,7 +62,7 @@ while (($#)); do
             (($# >= 2)) || { usage >&2; exit 2; }
             root=$2; shift 2 ;;
         --prefix-root=*) root=${1#*=}; shift ;;
-        3.4 | 3.5 | 4.0)
+        3.4 | 3.5 | 3.6 | 4.0)
             [ -z "$series" ] || { usage >&2; exit 2; }
             series=$1; shift ;;
         *) log "unknown argument: $1"; usage >&2; exit 2 ;;
@@ -74,6 +80,12 @@ root=$(cd "$root" && pwd)                   # absolute: it is baked into the bui
 prefix=$root/openssl-$version
 logfile=$root/openssl-$version.build.log
 
+# The configuration file, in the openssldir of the build (<dir>/ssl).
+install_config() {
+    mkdir -p "$1/ssl"
+    cp "$script_dir/openssl-minimal.cnf" "$1/ssl/openssl.cnf"
+}
+
 # Does $prefix hold a working openssl of the expected version?
 installed_ok() {
     local out
@@ -84,6 +96,7 @@ installed_ok() {
 
 if installed_ok; then
     log "OpenSSL $version already installed in $prefix"
+    [ -e "$prefix/ssl/openssl.cnf" ] || install_config "$prefix"
     echo "$prefix"
     exit 0
 fi
@@ -97,6 +110,7 @@ if command -v flock >/dev/null 2>&1; then
     locked=true
     if installed_ok; then
         log "OpenSSL $version installed in $prefix (by a concurrent run)"
+        [ -e "$prefix/ssl/openssl.cnf" ] || install_config "$prefix"
         echo "$prefix"
         exit 0
     fi
@@ -206,6 +220,7 @@ step "compiling (make -j$jobs; several minutes)" make -j"$jobs"
 # Install into a staging directory first and move it into place at the end,
 # so that an interrupted run never leaves a half-filled prefix behind.
 step "installing" make install_sw DESTDIR="$build/stage"
+install_config "$build/stage$prefix"
 rm -rf "$prefix"
 mv "$build/stage$prefix" "$prefix"
 
@@ -216,7 +231,7 @@ if ! installed_ok; then
 fi
 log "installed: $(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version)"
 case $series in
-    3.5 | 4.0)
+    3.5 | 3.6 | 4.0)
         # Native ML-KEM arrived in 3.5: a quick sanity check of the build.
         kems=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" list -kem-algorithms)
         log "KEM algorithms:"
