@@ -65,3 +65,6 @@ bash scripts/ct-taint.sh
 
 echo "== provider CLI flows under valgrind"
 bash scripts/valgrind-cli.sh "$provider_dir"
+
+echo "== the Debian package and the deployment guide: install, nginx + curl + OpenSSL 3.5 over every group, remove"
+bash scripts/deploy-test.sh

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Tests the Debian package and the README's deployment guide on this machine,
+# for real: builds the .deb (scripts/package-deb.sh), installs it, uses the
+# system's OpenSSL with no -provider-path, serves TLS 1.3 from Debian's own
+# nginx (from apt, not rebuilt) with the provider enabled only through
+# OPENSSL_CONF, reaches it for every group with OpenSSL 3.5's s_client and
+# with the system's curl, then stops nginx and removes the package, and
+# checks that the system OpenSSL is as before.
+#
+#   scripts/deploy-test.sh
+#
+# Needs root (dpkg -i, apt-get install nginx). Outside CI it skips, with a
+# reason, when not root; with CI=true that fails. OpenSSL 3.5 comes from
+# scripts/build-openssl.sh (built if missing, unless
+# MLKEM_SKIP_OPENSSL_BUILD=1, when its part is skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "deploy-test: $*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+in_ci() { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    in_ci && fail "needs root (dpkg -i, apt-get)"
+    log "skipped: needs root (dpkg -i, apt-get)"
+    exit 0
+fi
+
+work=$(mktemp -d)
+nginx_pid=""
+cleanup() {
+    if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+        kill -QUIT "$nginx_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- packages
+need=()
+command -v nginx >/dev/null 2>&1 || need+=(nginx)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if ((${#need[@]})); then
+    log "installing ${need[*]} (its service kept from starting)"
+    # policy-rc.d exit 101: the package's service is not started (nor
+    # enabled to bind port 80 now); this test starts its own instance.
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2 || {
+        rm -f /usr/sbin/policy-rc.d
+        fail "apt-get install ${need[*]}"
+    }
+    rm -f /usr/sbin/policy-rc.d
+fi
+
+# ---------------------------------------------------------------- install
+deb=$(bash scripts/package-deb.sh | tail -1)
+if dpkg -s mlkem-provider >/dev/null 2>&1; then
+    log "removing an installed mlkem-provider first"
+    dpkg --purge mlkem-provider >&2
+fi
+modules_dir=$(openssl version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
+snapshot() {
+    openssl list -providers
+    openssl list -kem-algorithms 2>/dev/null || true
+    ls -l "$modules_dir"
+    ls -l /etc/ssl
+    md5sum /etc/ssl/openssl.cnf
+}
+snapshot >"$work/before.txt"
+
+dpkg -i "$deb" >&2
+log "installed $(dpkg-query -W -f='${Package} ${Version}' mlkem-provider)"
+
+# The system openssl finds the module with no path.
+openssl list -providers -provider mlkem | grep -q 'name: mlkem' ||
+    fail "openssl list -providers -provider mlkem does not list mlkem"
+openssl genpkey -provider mlkem -provider default -algorithm ML-KEM-768 -out "$work/mlkem.pem"
+openssl pkey -provider mlkem -provider default -in "$work/mlkem.pem" -pubout -out "$work/mlkem.pub"
+openssl pkey -provider mlkem -provider default -pubin -in "$work/mlkem.pub" -noout -text |
+    grep -q 'ML-KEM-768' || fail "pkey -text of the public key does not name ML-KEM-768"
+log "ok: genpkey and pkey with -provider mlkem, no -provider-path"
+
+# System-wide: the two .include lines of the guide, on a copy of
+# /etc/ssl/openssl.cnf (the test leaves the real one alone).
+cp /etc/ssl/openssl.cnf "$work/system.cnf"
+printf '.include /etc/ssl/mlkem-provider.cnf\n.include /etc/ssl/mlkem-tls-groups.cnf\n' >>"$work/system.cnf"
+OPENSSL_CONF=$work/system.cnf openssl list -providers | grep -q 'name: mlkem' ||
+    fail "with the .include lines, openssl list -providers does not list mlkem"
+OPENSSL_CONF=$work/system.cnf openssl genpkey -algorithm ML-KEM-512 -out /dev/null ||
+    fail "with the .include lines, genpkey -algorithm ML-KEM-512 fails"
+log "ok: system-wide through .include /etc/ssl/mlkem-provider.cnf"
+
+# ---------------------------------------------------------------- nginx
+service_conf=/usr/share/mlkem-provider/openssl-service.cnf
+mkdir -p "$work/nginx/logs"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -subj /CN=localhost -keyout "$work/nginx/key.pem" -out "$work/nginx/cert.pem" 2>/dev/null
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+groups="X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024 MLKEM512 MLKEM768 MLKEM1024"
+cat >"$work/nginx/nginx.conf" <<EOF
+daemon on;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log notice;
+worker_processes 2;
+events { worker_connections 64; }
+http {
+    access_log $work/nginx/logs/access.log;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    server {
+        listen 127.0.0.1:$port ssl;
+        server_name localhost;
+        ssl_certificate $work/nginx/cert.pem;
+        ssl_certificate_key $work/nginx/key.pem;
+        ssl_protocols TLSv1.3;
+        ssl_ecdh_curve ${groups// /:}:X25519;
+        # The group as nginx sees it (on OpenSSL 3.0: the code point of a
+        # provider's group, e.g. 0x11ec for X25519MLKEM768).
+        location / { return 200 "\$ssl_protocol \$ssl_curve\n"; }
+    }
+}
+EOF
+OPENSSL_CONF=$service_conf nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" ||
+    fail "nginx did not start; $(cat "$work/nginx/logs/error.log" 2>/dev/null)"
+for _ in $(seq 50); do
+    [ -s "$work/nginx/nginx.pid" ] && break
+    sleep 0.1
+done
+nginx_pid=$(cat "$work/nginx/nginx.pid")
+log "nginx $(nginx -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port (pid $nginx_pid), OPENSSL_CONF=$service_conf"
+
+# TLS 1.3 code points (IANA): what nginx's $ssl_curve shows on OpenSSL 3.0.
+declare -A codepoint=(
+    [X25519MLKEM768]=0x11ec [SecP256r1MLKEM768]=0x11eb [SecP384r1MLKEM1024]=0x11ed
+    [MLKEM512]=0x0200 [MLKEM768]=0x0201 [MLKEM1024]=0x0202
+)
+
+openssl35=""
+if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
+    candidate=$HOME/.cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl
+    [ -x "$candidate" ] && openssl35=$candidate
+else
+    openssl35=$(bash scripts/build-openssl.sh 3.5 | tail -1)/bin/openssl
+fi
+
+results=()
+for group in $groups; do
+    want="TLSv1.3 ${codepoint[$group]}"
+    # The system's curl (OpenSSL 3.0) with the provider for this command only.
+    got=$(OPENSSL_CONF=$service_conf curl -sS --cacert "$work/nginx/cert.pem" \
+        --curves "$group" "https://localhost:$port/" --resolve "localhost:$port:127.0.0.1") ||
+        fail "curl --curves $group failed"
+    [ "$got" = "$want" ] || fail "curl --curves $group: nginx reports '$got', expected '$want'"
+    results+=("curl $group: $got")
+    # OpenSSL 3.5's own ML-KEM as the client.
+    if [ -n "$openssl35" ]; then
+        out=$(printf 'GET / HTTP/1.0\r\nHost: localhost\r\n\r\n' |
+            "$openssl35" s_client -connect "127.0.0.1:$port" -servername localhost \
+                -CAfile "$work/nginx/cert.pem" -verify_return_error -groups "$group" -ign_eof 2>&1) ||
+            fail "OpenSSL 3.5 s_client -groups $group failed: $(tail -5 <<<"$out")"
+        grep -q "Negotiated TLS1.3 group: $group" <<<"$out" ||
+            fail "OpenSSL 3.5 s_client -groups $group: no 'Negotiated TLS1.3 group: $group'"
+        grep -q "^$want\$" <<<"$out" ||
+            fail "OpenSSL 3.5 s_client -groups $group: nginx did not report '$want'"
+        results+=("openssl 3.5 s_client $group: $want")
+    fi
+done
+# A classical client still gets in (the server's list ends with X25519).
+got=$(curl -sS --cacert "$work/nginx/cert.pem" --curves X25519 "https://localhost:$port/" \
+    --resolve "localhost:$port:127.0.0.1") || fail "curl --curves X25519 failed"
+[ "$got" = "TLSv1.3 X25519" ] || fail "curl --curves X25519: nginx reports '$got'"
+results+=("curl (no provider) X25519: $got")
+
+kill -QUIT "$nginx_pid"
+for _ in $(seq 50); do
+    kill -0 "$nginx_pid" 2>/dev/null || break
+    sleep 0.1
+done
+kill -0 "$nginx_pid" 2>/dev/null && fail "nginx did not stop"
+nginx_pid=""
+if grep -E '\[(emerg|alert|crit|error)\]' "$work/nginx/logs/error.log" >&2; then
+    fail "nginx's error log has the errors above"
+fi
+printf '  %s\n' "${results[@]}" >&2
+log "ok: nginx served every group, error log clean ($(wc -l <"$work/nginx/logs/access.log") requests)"
+
+# ---------------------------------------------------------------- remove
+dpkg -r mlkem-provider >&2
+[ ! -e "$modules_dir/mlkem.so" ] || fail "dpkg -r left $modules_dir/mlkem.so"
+openssl list -providers -provider mlkem >/dev/null 2>&1 &&
+    fail "after dpkg -r, -provider mlkem still loads"
+# dpkg -r keeps conffiles (Debian policy); --purge removes them too.
+dpkg --purge mlkem-provider >&2
+snapshot >"$work/after.txt"
+diff -u "$work/before.txt" "$work/after.txt" >&2 || fail "the system OpenSSL differs after dpkg --purge"
+log "ok: dpkg -r and --purge restore the system OpenSSL"
+log "PASS"
