@@ -8,7 +8,7 @@ use core::ffi::CStr;
 use kem_core::{MlKem1024, MlKem512, MlKem768, ParameterSet};
 
 use crate::codec::KeyLayout;
-use crate::key::{self, KeyData};
+use crate::material::{self, KeyData};
 use crate::Result;
 
 /// A TLS 1.3 named group served by an algorithm.
@@ -75,9 +75,9 @@ macro_rules! ml_kem {
                 name: cstr_concat!("MLKEM", $bits),
                 id: $group,
             },
-            from_seed: key::from_seed::<$set>,
-            from_private: key::from_private::<$set>,
-            from_public: key::from_public::<$set>,
+            from_seed: material::from_seed::<$set>,
+            from_private: material::from_private::<$set>,
+            from_public: material::from_public::<$set>,
         }
     }};
 }

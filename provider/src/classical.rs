@@ -12,12 +12,12 @@ use core::ptr;
 
 use zeroize::Zeroizing;
 
+use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::libcrypto::{self, LibCrypto};
 use crate::ffi::names;
 use crate::ffi::params::ParamList;
 use crate::ffi::sys::{OSSL_PARAM, OSSL_PARAM_OCTET_STRING, OSSL_PARAM_UNSIGNED_INTEGER};
-use crate::provider::ProvCtx;
 
 /// `EVP_PKEY_PUBLIC_KEY` and `EVP_PKEY_KEYPAIR` selections for fromdata.
 const SELECT_PUBLIC: c_int = 0x86;

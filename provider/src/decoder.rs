@@ -6,6 +6,7 @@ use core::ffi::{c_int, c_void, CStr};
 
 use crate::algorithms::{Algorithm, ML_KEM};
 use crate::codec::{self, CodecError};
+use crate::context::ProvCtx;
 use crate::error::{ProviderError, Reason, Result};
 use crate::ffi::dispatch_table;
 use crate::ffi::guard::{c_bool, guard, non_null};
@@ -18,8 +19,7 @@ use crate::ffi::sys::{
 };
 use crate::ffi::upcalls::bio_read_all;
 use crate::key::MlKemKey;
-use crate::keymgmt::{export_key, into_raw, key_from_parts};
-use crate::provider::ProvCtx;
+use crate::keymgmt::{export_key, into_raw};
 
 /// Larger than any ML-KEM PrivateKeyInfo (the oqs form of -1024 is about
 /// 4.8 KiB); anything bigger is not ours.
@@ -96,7 +96,7 @@ fn decode_key(
         }
         let parts = codec::decode_private_key_info(layout, der, &prov.input_formats)
             .map_err(|e| codec_error(alg, e))?;
-        let key = key_from_parts(
+        let key = MlKemKey::from_parts(
             alg,
             prov.instance(),
             parts.seed.as_ref().map(|s| s.as_slice()),
@@ -120,7 +120,7 @@ fn decode_key(
             return Ok(None);
         }
         let ek = codec::decode_spki(layout, der).map_err(|e| codec_error(alg, e))?;
-        Ok(Some(key_from_parts(
+        Ok(Some(MlKemKey::from_parts(
             alg,
             prov.instance(),
             None,

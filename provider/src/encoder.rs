@@ -8,6 +8,7 @@ use std::ffi::CString;
 use zeroize::Zeroizing;
 
 use crate::codec::{self, CodecError};
+use crate::context::ProvCtx;
 use crate::error::{ProviderError, Reason, Result};
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::libcrypto;
@@ -21,7 +22,6 @@ use crate::ffi::upcalls::bio_write_all;
 use crate::ffi::{dispatch_table, StaticTable};
 use crate::key::MlKemKey;
 use crate::keymgmt::key_ref;
-use crate::provider::ProvCtx;
 
 /// What one encoder writes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,7 +103,7 @@ unsafe extern "C" fn newctx(provctx: *mut c_void) -> *mut c_void {
 unsafe extern "C" fn freectx(ctx: *mut c_void) {
     guard(c"encoder_freectx", || {
         // SAFETY: from `newctx`; the core frees it once.
-        unsafe { crate::keymgmt::drop_boxed::<EncoderCtx>(ctx) };
+        unsafe { crate::ffi::drop_boxed::<EncoderCtx>(ctx) };
         Ok(())
     })
 }

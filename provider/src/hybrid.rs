@@ -15,7 +15,9 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::algorithms::{Algorithm, TlsGroup, ML_KEM};
 use crate::classical::{ClassicalKey, Curve, P256, P384, X25519};
+use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
+use crate::ffi::drop_boxed;
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::names;
 use crate::ffi::params::{
@@ -27,9 +29,9 @@ use crate::ffi::sys::{
 };
 use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, StaticTable};
-use crate::key::{key_ref, KemKey, KeyData};
-use crate::keymgmt::{drop_boxed, free, has};
-use crate::provider::ProvCtx;
+use crate::key::{key_ref, KemKey};
+use crate::keymgmt::{free, has};
+use crate::material::KeyData;
 
 const SELECT_PRIVATE: c_int = OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int;
 const SELECT_PUBLIC: c_int = OSSL_KEYMGMT_SELECT_PUBLIC_KEY as c_int;

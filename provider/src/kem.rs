@@ -6,6 +6,7 @@ use core::ffi::{c_int, c_void};
 use kem_core::MESSAGE_LEN;
 use zeroize::Zeroizing;
 
+use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::guard::{guard, non_null, SUCCESS};
 use crate::ffi::names;
@@ -13,7 +14,6 @@ use crate::ffi::params::{describe_octets, Params, END};
 use crate::ffi::sys::{OSSL_DISPATCH, OSSL_PARAM};
 use crate::ffi::{dispatch_table, StaticTable};
 use crate::key::{key_ref, KemKey};
-use crate::provider::ProvCtx;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Operation {
@@ -105,7 +105,7 @@ unsafe extern "C" fn newctx<K: KemKey>(provctx: *mut c_void) -> *mut c_void {
 unsafe extern "C" fn freectx<K: KemKey>(ctx: *mut c_void) {
     guard(c"kem_freectx", || {
         // SAFETY: from `newctx`/`dupctx`; the core frees it once.
-        unsafe { crate::keymgmt::drop_boxed::<KemCtx<K>>(ctx) };
+        unsafe { crate::ffi::drop_boxed::<KemCtx<K>>(ctx) };
         Ok(())
     })
 }

@@ -8,6 +8,7 @@ use kem_core::SEED_LEN;
 use zeroize::Zeroizing;
 
 use crate::algorithms::{Algorithm, ML_KEM};
+use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::names;
@@ -18,10 +19,8 @@ use crate::ffi::sys::{
     OSSL_CALLBACK, OSSL_DISPATCH, OSSL_KEYMGMT_SELECT_KEYPAIR, OSSL_KEYMGMT_SELECT_PRIVATE_KEY,
     OSSL_KEYMGMT_SELECT_PUBLIC_KEY, OSSL_PARAM,
 };
-use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, StaticTable};
 use crate::key::{KemKey, MlKemKey};
-use crate::provider::ProvCtx;
 
 const SELECT_PRIVATE: c_int = OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int;
 const SELECT_PUBLIC: c_int = OSSL_KEYMGMT_SELECT_PUBLIC_KEY as c_int;
@@ -64,24 +63,11 @@ unsafe extern "C" fn new<const ALG: usize>(provctx: *mut c_void) -> *mut c_void 
     })
 }
 
-/// Frees a boxed object the core hands back (a key or a context made by
-/// this provider with `Box::into_raw`); NULL is ignored.
-///
-/// # Safety
-/// `ptr` is NULL or a `Box<T>` turned into a raw pointer by this provider,
-/// not used again.
-pub(crate) unsafe fn drop_boxed<T>(ptr: *mut c_void) {
-    if !ptr.is_null() {
-        // SAFETY: the caller's contract.
-        drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
-    }
-}
-
 /// `free` for any key type.
 pub(crate) unsafe extern "C" fn free<K: KemKey>(key: *mut c_void) {
     guard(c"keymgmt_free", || {
         // SAFETY: the core frees each of our keys once.
-        unsafe { drop_boxed::<K>(key) };
+        unsafe { crate::ffi::drop_boxed::<K>(key) };
         Ok(())
     })
 }
@@ -224,72 +210,6 @@ unsafe extern "C" fn set_params(key: *mut c_void, params: *const OSSL_PARAM) -> 
 
 // ---------------------------------------------------------------- import / export
 
-/// Builds key material from `seed` / `priv` / `pub`, with OpenSSL 3.5's
-/// rules: the seed wins (its derived dk must equal a given dk), then the
-/// private key, then the public key; a given public key must match the
-/// private key's.
-pub(crate) fn key_from_parts(
-    alg: &'static Algorithm,
-    instance: Instance,
-    seed: Option<&[u8]>,
-    dk: Option<&[u8]>,
-    ek: Option<&[u8]>,
-) -> Result<MlKemKey> {
-    let layout = &alg.layout;
-    let seed = seed.filter(|s| !s.is_empty());
-    let dk = dk.filter(|d| !d.is_empty());
-    let ek = ek.filter(|e| !e.is_empty());
-    for (what, given, expected) in [
-        ("seed", seed, SEED_LEN),
-        ("private key", dk, layout.dk_len),
-        ("public key", ek, layout.ek_len),
-    ] {
-        if let Some(bytes) = given {
-            check_length(layout.name, what, bytes.len(), expected)?;
-        }
-    }
-    if let (Some(ek), Some(dk)) = (ek, dk) {
-        // dk = dk_PKE ‖ ek ‖ H(ek) ‖ z
-        let offset = layout.dk_len - 64 - layout.ek_len;
-        if dk[offset..offset + layout.ek_len] != *ek {
-            return Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                "explicit {} public key does not match private",
-                layout.name
-            )));
-        }
-    }
-    let data = match (seed, dk, ek) {
-        (Some(seed), dk, _) => {
-            let data = (alg.from_seed)(seed)?;
-            if let Some(dk) = dk {
-                let derived = data.private_key().unwrap_or_default();
-                if derived.as_slice() != dk {
-                    return Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                        "explicit {} private key does not match seed",
-                        layout.name
-                    )));
-                }
-            }
-            data
-        }
-        (None, Some(dk), _) => (alg.from_private)(dk)?,
-        (None, None, Some(ek)) => (alg.from_public)(ek)?,
-        (None, None, None) => {
-            return Err(
-                ProviderError::new(Reason::MissingPublicKey).with_detail(format!(
-                    "no {} seed, private or public key given",
-                    layout.name
-                )),
-            )
-        }
-    };
-    Ok(MlKemKey {
-        alg,
-        instance,
-        data: Some(data),
-    })
-}
-
 unsafe extern "C" fn import(
     key: *mut c_void,
     selection: c_int,
@@ -313,7 +233,7 @@ unsafe extern "C" fn import(
             (None, None)
         };
         let ek = get(names::PKEY_PUB_KEY)?;
-        let imported = key_from_parts(key.alg, key.instance, seed, dk, ek)?;
+        let imported = MlKemKey::from_parts(key.alg, key.instance, seed, dk, ek)?;
         if imported.has_private() {
             imported.pairwise_check()?;
         }
@@ -547,7 +467,7 @@ unsafe extern "C" fn generate(
 unsafe extern "C" fn gen_cleanup(ctx: *mut c_void) {
     guard(c"keymgmt_gen_cleanup", || {
         // SAFETY: from `gen_init`; the core frees it once.
-        unsafe { drop_boxed::<GenCtx>(ctx) };
+        unsafe { crate::ffi::drop_boxed::<GenCtx>(ctx) };
         Ok(())
     })
 }

@@ -18,10 +18,12 @@ pub(crate) mod codec;
 /// feature, for the fuzz targets in `provider/fuzz`.
 #[cfg(feature = "fuzzing")]
 pub mod codec;
+pub(crate) mod context;
 pub mod error;
 pub(crate) mod ffi;
 pub(crate) mod hybrid;
 pub(crate) mod key;
+pub(crate) mod material;
 pub(crate) mod provider;
 
 mod decoder;

@@ -6,10 +6,10 @@ use core::ffi::{c_int, c_uint, c_void, CStr};
 use kem_core::BackendKind;
 
 use crate::algorithms::{Algorithm, ALGORITHMS, ML_KEM};
-use crate::codec::{parse_format_list, PrivateKeyFormat};
-use crate::error::{ProviderError, Reason, Result};
+use crate::context::{ProvCtx, PROPERTY};
+use crate::error::{ProviderError, Reason};
 use crate::ffi::guard::{guard, non_null, SUCCESS};
-use crate::ffi::libcrypto::{self, ChildLibCtx};
+use crate::ffi::libcrypto;
 use crate::ffi::names;
 use crate::ffi::params::{describe_int, describe_utf8, ParamList, ParamsMut, END};
 use crate::ffi::sys::{
@@ -19,94 +19,6 @@ use crate::ffi::upcalls::Instance;
 use crate::ffi::{dispatch_table, upcalls, StaticTable};
 use crate::hybrid::{self, Hybrid, HYBRIDS, HYBRID_TABLE};
 use crate::{decoder, encoder, kem, keymgmt};
-
-/// The property every algorithm carries, for `-propquery provider=mlkem`.
-pub(crate) const PROPERTY: &CStr = c"provider=mlkem";
-
-/// Per-instance state: what `provctx` points at.
-pub(crate) struct ProvCtx {
-    pub(crate) handle: *const OSSL_CORE_HANDLE,
-    /// Child of the core's library context: randomness and ciphers.
-    pub(crate) libctx: ChildLibCtx,
-    /// Private-key output formats, most preferred first.
-    pub(crate) output_formats: Vec<PrivateKeyFormat>,
-    /// Private-key input formats accepted.
-    pub(crate) input_formats: Vec<PrivateKeyFormat>,
-    /// Whether keys keep their seed (`ml-kem.retain_seed`).
-    pub(crate) retain_seed: bool,
-}
-
-// SAFETY: `handle` is an opaque token the core accepts from any thread; the
-// rest is owned, thread-safe data, immutable after init.
-unsafe impl Send for ProvCtx {}
-// SAFETY: as above.
-unsafe impl Sync for ProvCtx {}
-
-impl ProvCtx {
-    /// Fills `out` from OpenSSL's DRBG at `strength` bits.
-    pub(crate) fn random(&self, out: &mut [u8], strength: u32) -> Result<()> {
-        self.libctx.random_bytes(out, strength)
-    }
-
-    /// Borrows the context behind a `provctx` pointer.
-    ///
-    /// # Safety
-    /// `ptr` is NULL or a `provctx` this provider returned from init that
-    /// has not been torn down.
-    pub(crate) unsafe fn from_ptr<'a>(ptr: *mut c_void) -> Result<&'a ProvCtx> {
-        non_null(ptr, "provider context")?;
-        // SAFETY: the caller's contract.
-        let ctx = unsafe { &*ptr.cast::<ProvCtx>() };
-        ctx.instance().enter();
-        Ok(ctx)
-    }
-
-    /// This instance, for objects to remember and errors to go through.
-    pub(crate) fn instance(&self) -> Instance {
-        Instance::from_handle(self.handle)
-    }
-}
-
-fn parse_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "1" | "yes" | "true" | "on" => Some(true),
-        "0" | "no" | "false" | "off" => Some(false),
-        _ => None,
-    }
-}
-
-fn config_error(key: &CStr, value: &str) -> ProviderError {
-    ProviderError::new(Reason::InvalidParameter).with_detail(format!(
-        "invalid provider configuration {} = {value}",
-        key.to_string_lossy()
-    ))
-}
-
-/// Reads this instance's `openssl.cnf` settings.
-fn configure(
-    handle: *const OSSL_CORE_HANDLE,
-) -> Result<(Vec<PrivateKeyFormat>, Vec<PrivateKeyFormat>, bool)> {
-    let formats = |key: &CStr| -> Result<Vec<PrivateKeyFormat>> {
-        let value = upcalls::config_value(handle, key);
-        parse_format_list(value.as_deref())
-            .map_err(|_| config_error(key, value.as_deref().unwrap_or("")))
-    };
-    let output = formats(names::CONF_OUTPUT_FORMATS)?;
-    let input = formats(names::CONF_INPUT_FORMATS)?;
-    let retain_seed = match upcalls::config_value(handle, names::CONF_RETAIN_SEED) {
-        None => true,
-        Some(v) => parse_bool(&v).ok_or_else(|| config_error(names::CONF_RETAIN_SEED, &v))?,
-    };
-    if let Some(name) = upcalls::config_value(handle, names::CONF_BACKEND) {
-        let kind = BackendKind::from_name(&name)
-            .ok_or_else(|| config_error(names::CONF_BACKEND, &name))?;
-        kem_core::set_backend(kind).map_err(|_| {
-            ProviderError::new(Reason::BackendUnavailable)
-                .with_detail(format!("backend {name} cannot run on this CPU"))
-        })?;
-    }
-    Ok((output, input, retain_seed))
-}
 
 /// Registers the OIDs with the core, for OpenSSL versions that lack them
 /// (before 3.5). Already-known OIDs are accepted as they are.
@@ -139,17 +51,10 @@ pub unsafe extern "C" fn OSSL_provider_init(
         Instance::from_handle(handle).enter();
         let result = (|| {
             let lib = libcrypto::init(upcalls.anchor)?;
-            let (output_formats, input_formats, retain_seed) = configure(handle)?;
             // SAFETY: `handle` and `input` are init's arguments.
-            let libctx = unsafe { ChildLibCtx::new(lib, handle, input)? };
+            let ctx = unsafe { ProvCtx::new(lib, handle, input)? };
             register_oids(handle);
-            Ok(Box::new(ProvCtx {
-                handle,
-                libctx,
-                output_formats,
-                input_formats,
-                retain_seed,
-            }))
+            Ok(Box::new(ctx))
         })();
         match result {
             Ok(ctx) => {

@@ -73,3 +73,16 @@ pub(crate) struct StaticTable<T: ?Sized>(pub T);
 unsafe impl<T: ?Sized> Sync for StaticTable<T> {}
 // SAFETY: as above; nothing in them is tied to a thread.
 unsafe impl<T: ?Sized> Send for StaticTable<T> {}
+
+/// Frees a boxed object the core hands back (a key or a context made by
+/// this provider with `Box::into_raw`); NULL is ignored.
+///
+/// # Safety
+/// `ptr` is NULL or a `Box<T>` turned into a raw pointer by this provider,
+/// not used again.
+pub(crate) unsafe fn drop_boxed<T>(ptr: *mut core::ffi::c_void) {
+    if !ptr.is_null() {
+        // SAFETY: the caller's contract.
+        drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
+    }
+}
