@@ -7,17 +7,16 @@
 //! or parsed from its encoding) with its encoded public key cached next to
 //! it; operations reuse it, never re-parse it.
 
-use core::ffi::{c_int, c_void, CStr};
-use core::ptr;
+use core::ffi::{c_int, CStr};
 
 use zeroize::Zeroizing;
 
 use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
-use crate::ffi::libcrypto::{self, LibCrypto};
+use crate::ffi::evp::{Pkey, PkeyCtx};
 use crate::ffi::names;
 use crate::ffi::params::ParamList;
-use crate::ffi::sys::{OSSL_PARAM, OSSL_PARAM_OCTET_STRING, OSSL_PARAM_UNSIGNED_INTEGER};
+use crate::ffi::sys::{OSSL_PARAM_OCTET_STRING, OSSL_PARAM_UNSIGNED_INTEGER};
 
 /// `EVP_PKEY_PUBLIC_KEY` and `EVP_PKEY_KEYPAIR` selections for fromdata.
 const SELECT_PUBLIC: c_int = 0x86;
@@ -70,138 +69,42 @@ fn failure(curve: &Curve, what: &str) -> ProviderError {
     ProviderError::new(Reason::LibcryptoFailure).with_detail(format!("{} {what}", curve.name))
 }
 
-/// An `EVP_PKEY_CTX`, freed on drop.
-struct PkeyCtx<'l> {
-    lib: &'l LibCrypto,
-    ctx: *mut c_void,
-}
-
-impl Drop for PkeyCtx<'_> {
-    fn drop(&mut self) {
-        // SAFETY: we own the context.
-        unsafe { (self.lib.evp_pkey_ctx_free)(self.ctx) };
-    }
-}
-
-impl<'l> PkeyCtx<'l> {
-    fn for_type(lib: &'l LibCrypto, prov: &ProvCtx, curve: &Curve) -> Result<Self> {
-        // SAFETY: a live library context and a NUL-terminated name.
-        let ctx = unsafe {
-            (lib.evp_pkey_ctx_new_from_name)(
-                prov.libctx.as_ptr(),
-                curve.key_type.as_ptr(),
-                ptr::null(),
-            )
-        };
-        if ctx.is_null() {
-            return Err(failure(curve, "is not available"));
-        }
-        Ok(Self { lib, ctx })
-    }
-
-    fn for_key(lib: &'l LibCrypto, prov: &ProvCtx, key: &ClassicalKey) -> Result<Self> {
-        // SAFETY: a live library context and a live key.
-        let ctx = unsafe {
-            (lib.evp_pkey_ctx_new_from_pkey)(prov.libctx.as_ptr(), key.pkey, ptr::null())
-        };
-        if ctx.is_null() {
-            return Err(failure(key.curve, "context failed"));
-        }
-        Ok(Self { lib, ctx })
-    }
-}
-
 /// A classical key pair or public key, owned.
+#[derive(Clone)]
 pub(crate) struct ClassicalKey {
     curve: &'static Curve,
-    pkey: *mut c_void,
+    pkey: Pkey,
     public: Box<[u8]>,
     has_private: bool,
 }
 
-// SAFETY: an EVP_PKEY is safe to use from several threads for operations
-// that do not change it (OpenSSL's threading rules); this wrapper never
-// changes it after construction.
-unsafe impl Send for ClassicalKey {}
-// SAFETY: as above.
-unsafe impl Sync for ClassicalKey {}
-
-impl Drop for ClassicalKey {
-    fn drop(&mut self) {
-        if let Ok(lib) = libcrypto::get() {
-            // SAFETY: we own one reference to the key.
-            unsafe { (lib.evp_pkey_free)(self.pkey) };
-        }
-    }
-}
-
-impl Clone for ClassicalKey {
-    fn clone(&self) -> Self {
-        if let Ok(lib) = libcrypto::get() {
-            // SAFETY: a live key; the new reference is released by the
-            // clone's drop.
-            unsafe { (lib.evp_pkey_up_ref)(self.pkey) };
-        }
-        Self {
-            curve: self.curve,
-            pkey: self.pkey,
-            public: self.public.clone(),
-            has_private: self.has_private,
-        }
-    }
-}
-
 impl ClassicalKey {
-    /// Takes ownership of `pkey` and reads its encoded public key.
-    fn adopt(
-        lib: &LibCrypto,
-        curve: &'static Curve,
-        pkey: *mut c_void,
-        has_private: bool,
-    ) -> Result<Self> {
-        // Owned from here on: dropped (freed) on the error path below.
-        let mut key = Self {
-            curve,
-            pkey,
-            public: vec![0u8; curve.public_len].into_boxed_slice(),
-            has_private,
-        };
-        let mut params = [
-            OSSL_PARAM {
-                key: names::PKEY_ENCODED_PUBLIC_KEY.as_ptr(),
-                data_type: OSSL_PARAM_OCTET_STRING,
-                data: key.public.as_mut_ptr().cast(),
-                data_size: key.public.len(),
-                return_size: usize::MAX,
-            },
-            crate::ffi::params::END,
-        ];
-        // SAFETY: a live key and a terminated array with a buffer of the
-        // declared size.
-        let ok = unsafe { (lib.evp_pkey_get_params)(pkey, params.as_mut_ptr()) };
-        if ok != 1 || params[0].return_size != curve.public_len {
+    /// Takes `pkey` and reads its encoded public key.
+    fn adopt(curve: &'static Curve, pkey: Pkey, has_private: bool) -> Result<Self> {
+        let mut public = vec![0u8; curve.public_len].into_boxed_slice();
+        let written = pkey.get_param(
+            names::PKEY_ENCODED_PUBLIC_KEY,
+            OSSL_PARAM_OCTET_STRING,
+            &mut public,
+        );
+        if written != Some(curve.public_len) {
             return Err(failure(curve, "public key encoding failed"));
         }
-        Ok(key)
+        Ok(Self {
+            curve,
+            pkey,
+            public,
+            has_private,
+        })
     }
 
     /// A fresh key pair.
     pub(crate) fn generate(prov: &ProvCtx, curve: &'static Curve) -> Result<Self> {
-        let lib = libcrypto::get()?;
-        let ctx = PkeyCtx::for_type(lib, prov, curve)?;
-        let mut pkey = ptr::null_mut();
-        // SAFETY: a live context; `pkey` receives a new key we then own.
-        let ok = unsafe {
-            (lib.evp_pkey_keygen_init)(ctx.ctx) == 1
-                && curve
-                    .group
-                    .is_none_or(|g| (lib.evp_pkey_ctx_set_group_name)(ctx.ctx, g.as_ptr()) == 1)
-                && (lib.evp_pkey_keygen)(ctx.ctx, &mut pkey) == 1
-        };
-        if !ok || pkey.is_null() {
-            return Err(failure(curve, "key generation failed"));
-        }
-        Self::adopt(lib, curve, pkey, true)
+        let pkey = PkeyCtx::for_type(&prov.libctx, curve.key_type)
+            .ok_or_else(|| failure(curve, "is not available"))?
+            .generate(curve.group)
+            .ok_or_else(|| failure(curve, "key generation failed"))?;
+        Self::adopt(curve, pkey, true)
     }
 
     fn from_data(
@@ -209,22 +112,14 @@ impl ClassicalKey {
         curve: &'static Curve,
         selection: c_int,
         list: &mut ParamList<'_>,
-    ) -> Result<*mut c_void> {
-        let lib = libcrypto::get()?;
-        let ctx = PkeyCtx::for_type(lib, prov, curve)?;
-        let mut pkey = ptr::null_mut();
-        // SAFETY: a live context, a terminated parameter array whose data
-        // outlives the call; `pkey` receives a key we then own.
-        let ok = unsafe {
-            (lib.evp_pkey_fromdata_init)(ctx.ctx) == 1
-                && (lib.evp_pkey_fromdata)(ctx.ctx, &mut pkey, selection, list.as_ptr().cast_mut())
-                    == 1
-        };
-        if !ok || pkey.is_null() {
-            return Err(ProviderError::new(Reason::InvalidKey)
-                .with_detail(format!("invalid {} key", curve.name)));
-        }
-        Ok(pkey)
+    ) -> Result<Pkey> {
+        PkeyCtx::for_type(&prov.libctx, curve.key_type)
+            .ok_or_else(|| failure(curve, "is not available"))?
+            .from_data(selection, list)
+            .ok_or_else(|| {
+                ProviderError::new(Reason::InvalidKey)
+                    .with_detail(format!("invalid {} key", curve.name))
+            })
     }
 
     /// Parses an encoded public key (checked by OpenSSL: on the curve, the
@@ -290,7 +185,7 @@ impl ClassicalKey {
             }
         };
         let pkey = Self::from_data(prov, curve, SELECT_KEYPAIR, &mut list)?;
-        Self::adopt(libcrypto::get()?, curve, pkey, true)
+        Self::adopt(curve, pkey, true)
     }
 
     /// The encoded public key.
@@ -305,7 +200,6 @@ impl ClassicalKey {
 
     /// The private key (raw X25519 bytes, or the big-endian EC scalar).
     pub(crate) fn private_key(&self) -> Result<Zeroizing<Vec<u8>>> {
-        let lib = libcrypto::get()?;
         let curve = self.curve;
         let mut out = Zeroizing::new(vec![0u8; curve.private_len]);
         let data_type = if curve.group.is_some() {
@@ -313,22 +207,9 @@ impl ClassicalKey {
         } else {
             OSSL_PARAM_OCTET_STRING
         };
-        let mut params = [
-            OSSL_PARAM {
-                key: names::PKEY_PRIV_KEY.as_ptr(),
-                data_type,
-                data: out.as_mut_ptr().cast(),
-                data_size: out.len(),
-                return_size: usize::MAX,
-            },
-            crate::ffi::params::END,
-        ];
-        // SAFETY: a live key and a terminated array with a buffer of the
-        // declared size.
-        let ok = unsafe { (lib.evp_pkey_get_params)(self.pkey, params.as_mut_ptr()) };
-        if ok != 1 || params[0].return_size == usize::MAX {
-            return Err(failure(curve, "private key export failed"));
-        }
+        self.pkey
+            .get_param(names::PKEY_PRIV_KEY, data_type, &mut out)
+            .ok_or_else(|| failure(curve, "private key export failed"))?;
         if curve.group.is_some() && cfg!(target_endian = "little") {
             out.reverse();
         }
@@ -344,17 +225,10 @@ impl ClassicalKey {
     /// repeat it); X25519's derive rejects the all-zero result of a
     /// low-order point.
     pub(crate) fn derive(&self, prov: &ProvCtx, peer: &ClassicalKey) -> Result<Zeroizing<Vec<u8>>> {
-        let lib = libcrypto::get()?;
-        let ctx = PkeyCtx::for_key(lib, prov, self)?;
+        let ctx = PkeyCtx::for_key(&prov.libctx, &self.pkey)
+            .ok_or_else(|| failure(self.curve, "context failed"))?;
         let mut secret = Zeroizing::new(vec![0u8; self.curve.secret_len]);
-        let mut len = secret.len();
-        // SAFETY: a live context and peer key; `secret` has `len` bytes.
-        let ok = unsafe {
-            (lib.evp_pkey_derive_init)(ctx.ctx) == 1
-                && (lib.evp_pkey_derive_set_peer_ex)(ctx.ctx, peer.pkey, 0) == 1
-                && (lib.evp_pkey_derive)(ctx.ctx, secret.as_mut_ptr(), &mut len) == 1
-        };
-        if !ok || len != self.curve.secret_len {
+        if ctx.derive(&peer.pkey, &mut secret) != Some(self.curve.secret_len) {
             return Err(ProviderError::new(Reason::InvalidKey)
                 .with_detail(format!("{} key agreement failed", self.curve.name)));
         }

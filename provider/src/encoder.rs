@@ -10,8 +10,8 @@ use zeroize::Zeroizing;
 use crate::codec::{self, CodecError};
 use crate::context::ProvCtx;
 use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::evp::encrypt_private_key_info;
 use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
-use crate::ffi::libcrypto;
 use crate::ffi::names;
 use crate::ffi::params::{describe_utf8, Params, END};
 use crate::ffi::sys::{
@@ -194,7 +194,6 @@ fn encrypt(
         |why: &str| ProviderError::new(Reason::EncryptionFailure).with_detail(why.to_owned());
     let cipher_name = ctx.cipher.as_ref().ok_or_else(|| fail("no cipher set"))?;
     let callback = callback.ok_or_else(|| fail("no passphrase callback"))?;
-    let lib = libcrypto::get()?;
     let mut pass = Zeroizing::new([0u8; 1024]);
     let mut pass_len = 0usize;
     // SAFETY: the buffer has room for its length; the core's callback
@@ -211,60 +210,14 @@ fn encrypt(
     if ok != 1 || pass_len > pass.len() {
         return Err(fail("unable to get passphrase"));
     }
-    let libctx = ctx.prov.libctx.as_ptr();
-    let props = ctx
-        .cipher_properties
-        .as_ref()
-        .map_or(core::ptr::null(), |p| p.as_ptr());
-    // SAFETY (block): every pointer passed is valid for the call; each
-    // object created is freed exactly once below.
-    unsafe {
-        let cipher = (lib.evp_cipher_fetch)(libctx, cipher_name.as_ptr(), props);
-        if cipher.is_null() {
-            return Err(fail(&format!(
-                "unknown cipher {}",
-                cipher_name.to_string_lossy()
-            )));
-        }
-        let mut input = pki.as_ptr();
-        let p8 = (lib.d2i_pkcs8_priv_key_info)(core::ptr::null_mut(), &mut input, pki.len() as _);
-        let sig = if p8.is_null() {
-            core::ptr::null_mut()
-        } else {
-            (lib.pkcs8_encrypt_ex)(
-                -1,
-                cipher,
-                pass.as_ptr().cast(),
-                pass_len as c_int,
-                core::ptr::null(),
-                0,
-                0,
-                p8,
-                libctx,
-                core::ptr::null(),
-            )
-        };
-        if !p8.is_null() {
-            (lib.pkcs8_priv_key_info_free)(p8);
-        }
-        (lib.evp_cipher_free)(cipher);
-        if sig.is_null() {
-            return Err(fail("PKCS8_encrypt_ex failed"));
-        }
-        let len = (lib.i2d_x509_sig)(sig, core::ptr::null_mut());
-        let mut out = vec![0u8; usize::try_from(len).unwrap_or(0)];
-        let mut cursor = out.as_mut_ptr();
-        let written = if out.is_empty() {
-            0
-        } else {
-            (lib.i2d_x509_sig)(sig, &mut cursor)
-        };
-        (lib.x509_sig_free)(sig);
-        if written <= 0 || written != len {
-            return Err(fail("i2d_X509_SIG failed"));
-        }
-        Ok(out)
-    }
+    let passphrase = pass.get(..pass_len).unwrap_or_default();
+    encrypt_private_key_info(
+        &ctx.prov.libctx,
+        cipher_name,
+        ctx.cipher_properties.as_deref(),
+        pki,
+        passphrase,
+    )
 }
 
 unsafe extern "C" fn encode<const KIND: usize>(

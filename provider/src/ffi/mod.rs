@@ -11,6 +11,7 @@
 //!
 //! Code above this layer (keymgmt, kem, codecs) sees safe Rust types only.
 
+pub(crate) mod evp;
 pub(crate) mod guard;
 pub(crate) mod libcrypto;
 pub(crate) mod names;
