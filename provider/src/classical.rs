@@ -115,7 +115,7 @@ impl ClassicalKey {
     ) -> Result<Pkey> {
         PkeyCtx::for_type(&prov.libctx, curve.key_type)
             .ok_or_else(|| failure(curve, "is not available"))?
-            .from_data(selection, list)
+            .key_from_data(selection, list)
             .ok_or_else(|| {
                 ProviderError::new(Reason::InvalidKey)
                     .with_detail(format!("invalid {} key", curve.name))

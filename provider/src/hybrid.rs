@@ -8,34 +8,21 @@
 //! The ML-KEM half runs on kem-core directly; the classical half through
 //! EVP in the child library context ([`ClassicalKey`]), built once per key.
 
-use core::ffi::{c_int, c_void, CStr};
+use core::ffi::CStr;
+use std::borrow::Cow;
 
-use kem_core::{MESSAGE_LEN, SHARED_SECRET_LEN};
+use kem_core::{MESSAGE_LEN, SEED_LEN, SHARED_SECRET_LEN};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::algorithms::{Algorithm, TlsGroup, ML_KEM};
 use crate::classical::{ClassicalKey, Curve, P256, P384, X25519};
 use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
-use crate::ffi::drop_boxed;
-use crate::ffi::guard::{c_bool, guard, non_null, SUCCESS};
 use crate::ffi::names;
-use crate::ffi::params::{
-    describe_int, describe_octets, describe_utf8, ParamList, Params, ParamsMut, END,
-};
-use crate::ffi::sys::{
-    OSSL_CALLBACK, OSSL_DISPATCH, OSSL_KEYMGMT_SELECT_KEYPAIR, OSSL_KEYMGMT_SELECT_PRIVATE_KEY,
-    OSSL_KEYMGMT_SELECT_PUBLIC_KEY, OSSL_PARAM,
-};
-use crate::ffi::upcalls::Instance;
-use crate::ffi::{dispatch_table, StaticTable};
-use crate::key::{key_ref, KemKey};
-use crate::keymgmt::{free, has};
+use crate::ffi::params::{describe_octets, describe_utf8, END};
+use crate::ffi::sys::OSSL_PARAM;
+use crate::key::{Given, KeyKind, KeyParts};
 use crate::material::KeyData;
-
-const SELECT_PRIVATE: c_int = OSSL_KEYMGMT_SELECT_PRIVATE_KEY as c_int;
-const SELECT_PUBLIC: c_int = OSSL_KEYMGMT_SELECT_PUBLIC_KEY as c_int;
-const SELECT_KEYPAIR: c_int = OSSL_KEYMGMT_SELECT_KEYPAIR as c_int;
 
 /// One hybrid group.
 pub(crate) struct Hybrid {
@@ -102,10 +89,6 @@ impl Hybrid {
     fn private_len(&self) -> usize {
         self.ml_kem().layout.dk_len + self.curve.private_len
     }
-
-    fn ciphertext_len(&self) -> usize {
-        self.ml_kem().ct_len + self.curve.public_len
-    }
 }
 
 /// The three hybrid groups, in OpenSSL 3.5's terms (a `const` for the
@@ -146,577 +129,281 @@ pub(crate) const HYBRID_TABLE: [Hybrid; 3] = [
 /// The hybrid groups, for keys to hold `&'static Hybrid`.
 pub(crate) static HYBRIDS: [Hybrid; 3] = HYBRID_TABLE;
 
-/// A hybrid key: empty (from `new` or paramgen), public, or a key pair.
-pub(crate) struct HybridKey {
+/// A hybrid key's material: the ML-KEM half and the classical half, each
+/// parsed (or generated) once.
+pub(crate) struct HybridParts {
+    /// The group, whose order the encodings follow.
     hybrid: &'static Hybrid,
-    /// The instance that made the key: its child library context serves
-    /// the classical half.
-    prov: &'static ProvCtx,
-    parts: Option<(Box<dyn KeyData>, ClassicalKey)>,
+    ml_kem: Box<dyn KeyData>,
+    classical: ClassicalKey,
 }
 
-impl HybridKey {
-    fn empty(hybrid: &'static Hybrid, prov: &'static ProvCtx) -> Self {
-        Self {
-            hybrid,
-            prov,
-            parts: None,
-        }
-    }
-
-    fn parts(&self) -> Result<&(Box<dyn KeyData>, ClassicalKey)> {
-        self.parts.as_ref().ok_or_else(|| {
-            ProviderError::new(Reason::MissingPublicKey)
-                .with_detail(format!("empty {} key", self.hybrid.name.to_string_lossy()))
-        })
-    }
-
-    fn has_public(&self) -> bool {
-        self.parts.is_some()
-    }
-
-    fn has_private(&self) -> bool {
-        self.parts
-            .as_ref()
-            .is_some_and(|(m, x)| m.has_private() && x.has_private())
-    }
-
-    fn public_key(&self) -> Result<Zeroizing<Vec<u8>>> {
-        let (m, x) = self.parts()?;
-        Ok(self.hybrid.join(m.public_key(), x.public_key()))
-    }
-
-    fn private_key(&self) -> Result<Zeroizing<Vec<u8>>> {
-        self.require_private()?;
-        let (m, x) = self.parts()?;
-        let dk = m.private_key().unwrap_or_default();
-        Ok(self.hybrid.join(&dk, &x.private_key()?))
-    }
-
-    /// Parses the concatenated public key.
-    fn from_public(prov: &'static ProvCtx, hybrid: &'static Hybrid, public: &[u8]) -> Result<Self> {
-        check_length(
-            &hybrid.name.to_string_lossy(),
-            "public key",
-            public.len(),
-            hybrid.public_len(),
-        )?;
-        let (ek, x) = hybrid.split(public, hybrid.ml_kem().layout.ek_len);
-        let ml_kem = (hybrid.ml_kem().from_public)(ek)?;
-        let classical = ClassicalKey::from_public(prov, hybrid.curve, x)?;
-        Ok(Self {
-            hybrid,
-            prov,
-            parts: Some((ml_kem, classical)),
-        })
-    }
-
-    /// Parses the concatenated private key (the public key is needed for
-    /// the EC groups, whose import OpenSSL does not derive it in).
-    fn from_private(
-        prov: &'static ProvCtx,
-        hybrid: &'static Hybrid,
-        private: &[u8],
-        public: Option<&[u8]>,
-    ) -> Result<Self> {
-        check_length(
-            &hybrid.name.to_string_lossy(),
-            "private key",
-            private.len(),
-            hybrid.private_len(),
-        )?;
-        let (dk, x_private) = hybrid.split(private, hybrid.ml_kem().layout.dk_len);
-        let ml_kem = (hybrid.ml_kem().from_private)(dk)?;
-        let x_public = match public {
-            Some(public) if public.len() == hybrid.public_len() => {
-                Some(hybrid.split(public, hybrid.ml_kem().layout.ek_len).1)
-            }
-            _ => None,
-        };
-        let classical = ClassicalKey::from_private(prov, hybrid.curve, x_private, x_public)?;
-        let key = Self {
-            hybrid,
-            prov,
-            parts: Some((ml_kem, classical)),
-        };
-        key.check_consistency(public)?;
-        Ok(key)
-    }
-
-    /// Checks an imported key pair: a given public key must be this key's
-    /// (ML-KEM's ek is embedded in dk; an EC import takes the point as
-    /// given), and the classical pair must agree, tested by key agreement
-    /// with a fresh ephemeral key from both sides.
-    fn check_consistency(&self, public: Option<&[u8]>) -> Result<()> {
-        let (_, own) = self.parts()?;
-        let mismatch = || {
-            ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                "explicit {} public key does not match private",
-                self.name()
-            ))
-        };
-        if let Some(public) = public.filter(|p| !p.is_empty()) {
-            if *self.public_key()? != *public {
-                return Err(mismatch());
-            }
-        }
-        let ephemeral = ClassicalKey::generate(self.prov, self.hybrid.curve)?;
-        let peer = ClassicalKey::from_public(self.prov, self.hybrid.curve, own.public_key())?;
-        if *ephemeral.derive(self.prov, &peer)? != *own.derive(self.prov, &ephemeral)? {
-            return Err(mismatch());
-        }
-        Ok(())
-    }
-}
-
-impl KemKey for HybridKey {
-    fn instance(&self) -> Instance {
-        self.prov.instance()
-    }
-
-    fn has_public(&self) -> bool {
-        HybridKey::has_public(self)
-    }
-
-    fn has_private(&self) -> bool {
-        HybridKey::has_private(self)
-    }
-
-    fn require_public(&self) -> Result<()> {
-        self.parts().map(drop)
-    }
-
-    fn require_private(&self) -> Result<()> {
-        if self.has_private() {
-            Ok(())
-        } else {
-            Err(ProviderError::new(Reason::MissingPrivateKey)
-                .with_detail(format!("{} key has no private part", self.name())))
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self.hybrid.name.to_str() {
+impl Hybrid {
+    fn name_str(&self) -> &'static str {
+        match self.name.to_str() {
             Ok(name) => name,
             Err(_) => "hybrid",
         }
     }
 
-    fn ciphertext_len(&self) -> usize {
-        self.hybrid.ciphertext_len()
+    /// Parses the concatenated private key (the public key is needed for
+    /// the EC groups, whose import OpenSSL does not derive it in), and
+    /// checks the pair against a given public key.
+    fn private_parts(
+        &'static self,
+        prov: &ProvCtx,
+        private: &[u8],
+        public: Option<&[u8]>,
+    ) -> Result<HybridParts> {
+        check_length(
+            self.name_str(),
+            "private key",
+            private.len(),
+            self.private_len(),
+        )?;
+        let (dk, x_private) = self.split(private, self.ml_kem().layout.dk_len);
+        let ml_kem = (self.ml_kem().from_private)(dk)?;
+        let x_public = match public {
+            Some(public) if public.len() == self.public_len() => {
+                Some(self.split(public, self.ml_kem().layout.ek_len).1)
+            }
+            _ => None,
+        };
+        let classical = ClassicalKey::from_private(prov, self.curve, x_private, x_public)?;
+        let parts = HybridParts {
+            hybrid: self,
+            ml_kem,
+            classical,
+        };
+        parts.check_consistency(self, prov, public)?;
+        Ok(parts)
+    }
+}
+
+impl KeyKind for Hybrid {
+    type Parts = HybridParts;
+
+    const HAS_SEED: bool = false;
+    const EMPTY_KEYS_MATCH: bool = true;
+    const GETTABLE: &'static [OSSL_PARAM] = &[
+        crate::ffi::params::describe_int(names::PKEY_BITS),
+        crate::ffi::params::describe_int(names::PKEY_SECURITY_BITS),
+        crate::ffi::params::describe_int(names::PKEY_MAX_SIZE),
+        describe_octets(names::PKEY_ENCODED_PUBLIC_KEY),
+        describe_octets(names::PKEY_PUB_KEY),
+        describe_octets(names::PKEY_PRIV_KEY),
+        END,
+    ];
+    const GEN_SETTABLE: &'static [OSSL_PARAM] = &[describe_utf8(names::PKEY_PROPERTIES), END];
+    const KEY_TYPES: &'static [OSSL_PARAM] = &[
+        describe_octets(names::PKEY_PUB_KEY),
+        describe_octets(names::PKEY_PRIV_KEY),
+        END,
+    ];
+
+    fn table() -> &'static [Self] {
+        &HYBRIDS
     }
 
-    fn secret_len(&self) -> usize {
-        SHARED_SECRET_LEN + self.hybrid.curve.secret_len
+    fn name(&self) -> &'static str {
+        self.name_str()
+    }
+
+    /// The ML-KEM half's, as in OpenSSL.
+    fn bits(&self) -> u32 {
+        self.ml_kem().bits
     }
 
     fn security_bits(&self) -> u32 {
-        self.hybrid.ml_kem().security_bits
+        self.ml_kem().security_bits
+    }
+
+    fn security_category(&self) -> Option<u32> {
+        None
+    }
+
+    fn ciphertext_len(&self) -> usize {
+        self.ml_kem().ct_len + self.curve.public_len
+    }
+
+    fn secret_len(&self) -> usize {
+        SHARED_SECRET_LEN + self.curve.secret_len
+    }
+
+    fn import(&'static self, prov: &'static ProvCtx, given: Given<'_>) -> Result<HybridParts> {
+        match (given.private, given.public) {
+            (Some(private), public) if !private.is_empty() => {
+                self.private_parts(prov, private, public)
+            }
+            (_, Some(public)) if !public.is_empty() => self.public_parts(prov, public),
+            _ => Err(ProviderError::new(Reason::MissingPublicKey)
+                .with_detail("no public or private key given")),
+        }
+    }
+
+    fn public_parts(&'static self, prov: &'static ProvCtx, public: &[u8]) -> Result<HybridParts> {
+        check_length(
+            self.name_str(),
+            "public key",
+            public.len(),
+            self.public_len(),
+        )?;
+        let (ek, x) = self.split(public, self.ml_kem().layout.ek_len);
+        let ml_kem = (self.ml_kem().from_public)(ek)?;
+        let classical = ClassicalKey::from_public(prov, self.curve, x)?;
+        Ok(HybridParts {
+            hybrid: self,
+            ml_kem,
+            classical,
+        })
+    }
+
+    fn generate(
+        &'static self,
+        prov: &'static ProvCtx,
+        seed: &[u8; SEED_LEN],
+    ) -> Result<HybridParts> {
+        let ml_kem = (self.ml_kem().from_seed)(seed)?;
+        let classical = ClassicalKey::generate(prov, self.curve)?;
+        Ok(HybridParts {
+            hybrid: self,
+            ml_kem,
+            classical,
+        })
+    }
+}
+
+impl HybridParts {
+    /// Checks an imported key pair: a given public key must be this key's
+    /// (ML-KEM's ek is embedded in dk; an EC import takes the point as
+    /// given), and the classical pair must agree, tested by key agreement
+    /// with a fresh ephemeral key from both sides.
+    fn check_consistency(
+        &self,
+        hybrid: &Hybrid,
+        prov: &ProvCtx,
+        public: Option<&[u8]>,
+    ) -> Result<()> {
+        let own = &self.classical;
+        let mismatch = || {
+            ProviderError::new(Reason::InvalidKey).with_detail(format!(
+                "explicit {} public key does not match private",
+                hybrid.name_str()
+            ))
+        };
+        if let Some(public) = public.filter(|p| !p.is_empty()) {
+            if *hybrid.join(self.ml_kem.as_ref().public_key(), own.public_key()) != *public {
+                return Err(mismatch());
+            }
+        }
+        let ephemeral = ClassicalKey::generate(prov, hybrid.curve)?;
+        let peer = ClassicalKey::from_public(prov, hybrid.curve, own.public_key())?;
+        if *ephemeral.derive(prov, &peer)? != *own.derive(prov, &ephemeral)? {
+            return Err(mismatch());
+        }
+        Ok(())
+    }
+
+    /// The ML-KEM half of a secret buffer, as its fixed-size array.
+    fn ml_kem_secret<'a>(
+        hybrid: &Hybrid,
+        secret: &'a mut [u8],
+    ) -> Result<(&'a mut [u8; SHARED_SECRET_LEN], &'a mut [u8])> {
+        let (ss_m, ss_x) = hybrid.split_mut(secret, SHARED_SECRET_LEN);
+        let ss_m = ss_m
+            .try_into()
+            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret split"))?;
+        Ok((ss_m, ss_x))
+    }
+}
+
+/// Runs `operation` on `secret`, wiping it if the operation fails: no
+/// half-made secret is left behind.
+fn wiping_on_error(
+    secret: &mut [u8],
+    operation: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<()> {
+    let result = operation(secret);
+    if result.is_err() {
+        secret.zeroize();
+    }
+    result
+}
+
+impl KeyParts for HybridParts {
+    type Kind = Hybrid;
+
+    fn has_private(&self) -> bool {
+        self.ml_kem.as_ref().has_private() && self.classical.has_private()
+    }
+
+    fn public_key(&self) -> Cow<'_, [u8]> {
+        let public = self.hybrid.join(
+            self.ml_kem.as_ref().public_key(),
+            self.classical.public_key(),
+        );
+        Cow::Owned(public.to_vec())
+    }
+
+    fn private_key(&self) -> Result<Option<Zeroizing<Vec<u8>>>> {
+        if !self.has_private() {
+            return Ok(None);
+        }
+        let dk = self.ml_kem.as_ref().private_key().unwrap_or_default();
+        Ok(Some(self.hybrid.join(&dk, &self.classical.private_key()?)))
+    }
+
+    fn seed(&self) -> Option<&[u8; SEED_LEN]> {
+        None
+    }
+
+    fn duplicate(&self, private: bool) -> Self {
+        Self {
+            hybrid: self.hybrid,
+            ml_kem: self.ml_kem.as_ref().duplicate(private),
+            classical: self.classical.clone(),
+        }
+    }
+
+    fn check_pair(&self, kind: &Hybrid, prov: &ProvCtx) -> Result<()> {
+        self.check_consistency(kind, prov, None)
     }
 
     fn encapsulate(
         &self,
+        hybrid: &Hybrid,
         prov: &ProvCtx,
         m: &[u8; MESSAGE_LEN],
         ct: &mut [u8],
         secret: &mut [u8],
     ) -> Result<()> {
-        let result = self.encapsulate_parts(prov, m, ct, secret);
-        if result.is_err() {
-            // Leave no half-made secret behind.
-            secret.zeroize();
-        }
-        result
-    }
-
-    fn decapsulate(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
-        let result = self.decapsulate_parts(prov, ct, secret);
-        if result.is_err() {
-            secret.zeroize();
-        }
-        result
-    }
-}
-
-impl HybridKey {
-    fn encapsulate_parts(
-        &self,
-        prov: &ProvCtx,
-        m: &[u8; MESSAGE_LEN],
-        ct: &mut [u8],
-        secret: &mut [u8],
-    ) -> Result<()> {
-        let hybrid = self.hybrid;
-        let (ml_kem, peer) = self.parts()?;
-        let (ct_m, ct_x) = hybrid.split_mut(ct, hybrid.ml_kem().ct_len);
-        let (ss_m, ss_x) = hybrid.split_mut(secret, SHARED_SECRET_LEN);
-        let ss_m: &mut [u8; SHARED_SECRET_LEN] = ss_m
-            .try_into()
-            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret split"))?;
-        ml_kem.encapsulate(m, ct_m, ss_m);
-        // The classical "ciphertext" is an ephemeral public key; the secret
-        // is the key agreement with the peer's public key.
-        let ephemeral = ClassicalKey::generate(prov, hybrid.curve)?;
-        ct_x.copy_from_slice(ephemeral.public_key());
-        ss_x.copy_from_slice(&ephemeral.derive(prov, peer)?);
-        Ok(())
-    }
-
-    fn decapsulate_parts(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
-        let hybrid = self.hybrid;
-        let (ml_kem, own) = self.parts()?;
-        let (ct_m, ct_x) = hybrid.split(ct, hybrid.ml_kem().ct_len);
-        let (ss_m, ss_x) = hybrid.split_mut(secret, SHARED_SECRET_LEN);
-        let ss_m: &mut [u8; SHARED_SECRET_LEN] = ss_m
-            .try_into()
-            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret split"))?;
-        ml_kem.decapsulate(ct_m, ss_m)?;
-        let ephemeral = ClassicalKey::from_public(prov, hybrid.curve, ct_x)?;
-        ss_x.copy_from_slice(&own.derive(prov, &ephemeral)?);
-        Ok(())
-    }
-}
-
-// ---------------------------------------------------------------- keymgmt
-
-fn into_raw(key: HybridKey) -> *mut c_void {
-    Box::into_raw(Box::new(key)).cast()
-}
-
-/// Mutably borrows a hybrid key.
-///
-/// # Safety
-/// `ptr` is NULL or a live key from [`into_raw`], not otherwise in use.
-unsafe fn key_mut<'a>(ptr: *mut c_void) -> Result<&'a mut HybridKey> {
-    non_null(ptr, "key")?;
-    // SAFETY: the caller's contract.
-    let key = unsafe { &mut *ptr.cast::<HybridKey>() };
-    key.prov.instance().enter();
-    Ok(key)
-}
-
-unsafe extern "C" fn new<const H: usize>(provctx: *mut c_void) -> *mut c_void {
-    guard(c"hybrid_new", || {
-        // SAFETY: the core passes our provctx.
-        let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
-        Ok(into_raw(HybridKey::empty(&HYBRIDS[H], prov)))
-    })
-}
-
-unsafe extern "C" fn match_keys(a: *const c_void, b: *const c_void, selection: c_int) -> c_int {
-    guard(c"hybrid_match", || {
-        // SAFETY: the core passes two of our keys.
-        let (a, b) = unsafe { (key_ref::<HybridKey>(a)?, key_ref::<HybridKey>(b)?) };
-        if !core::ptr::eq(a.hybrid, b.hybrid) {
-            return Ok(0);
-        }
-        if selection & SELECT_KEYPAIR == 0 {
-            return SUCCESS;
-        }
-        Ok(match (&a.parts, &b.parts) {
-            (None, None) => 1,
-            (Some((am, ax)), Some((bm, bx))) => {
-                c_bool(am.public_key() == bm.public_key() && ax == bx)
-            }
-            _ => 0,
+        wiping_on_error(secret, |secret| {
+            let (ct_m, ct_x) = hybrid.split_mut(ct, hybrid.ml_kem().ct_len);
+            let (ss_m, ss_x) = Self::ml_kem_secret(hybrid, secret)?;
+            self.ml_kem.as_ref().encapsulate(m, ct_m, ss_m);
+            // The classical "ciphertext" is an ephemeral public key; the
+            // secret is the key agreement with the peer's public key.
+            let ephemeral = ClassicalKey::generate(prov, hybrid.curve)?;
+            ct_x.copy_from_slice(ephemeral.public_key());
+            ss_x.copy_from_slice(&ephemeral.derive(prov, &self.classical)?);
+            Ok(())
         })
-    })
-}
+    }
 
-static GETTABLE: StaticTable<[OSSL_PARAM; 7]> = StaticTable([
-    describe_int(names::PKEY_BITS),
-    describe_int(names::PKEY_SECURITY_BITS),
-    describe_int(names::PKEY_MAX_SIZE),
-    describe_octets(names::PKEY_ENCODED_PUBLIC_KEY),
-    describe_octets(names::PKEY_PUB_KEY),
-    describe_octets(names::PKEY_PRIV_KEY),
-    END,
-]);
-
-unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
-    GETTABLE.0.as_ptr()
-}
-
-unsafe extern "C" fn get_params(key: *mut c_void, params: *mut OSSL_PARAM) -> c_int {
-    guard(c"hybrid_get_params", || {
-        // SAFETY: the core passes one of our keys and a valid array.
-        let (key, mut params) =
-            unsafe { (key_ref::<HybridKey>(key)?, ParamsMut::from_ptr(params)) };
-        let hybrid = key.hybrid;
-        // Bits and security bits are the ML-KEM part's, as in OpenSSL.
-        for (name, value) in [
-            (names::PKEY_BITS, hybrid.ml_kem().bits as usize),
-            (
-                names::PKEY_SECURITY_BITS,
-                hybrid.ml_kem().security_bits as usize,
-            ),
-            (names::PKEY_MAX_SIZE, hybrid.ciphertext_len()),
-        ] {
-            if let Some(mut p) = params.find(name) {
-                p.set_int(value as i64)?;
-            }
-        }
-        if key.has_public() {
-            let public = key.public_key()?;
-            for name in [names::PKEY_ENCODED_PUBLIC_KEY, names::PKEY_PUB_KEY] {
-                if let Some(mut p) = params.find(name) {
-                    p.set_octets(&public)?;
-                }
-            }
-        }
-        if key.has_private() {
-            if let Some(mut p) = params.find(names::PKEY_PRIV_KEY) {
-                p.set_octets(&key.private_key()?)?;
-            }
-        }
-        SUCCESS
-    })
-}
-
-static SETTABLE: StaticTable<[OSSL_PARAM; 2]> =
-    StaticTable([describe_octets(names::PKEY_ENCODED_PUBLIC_KEY), END]);
-
-unsafe extern "C" fn settable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
-    SETTABLE.0.as_ptr()
-}
-
-unsafe extern "C" fn set_params(key: *mut c_void, params: *const OSSL_PARAM) -> c_int {
-    guard(c"hybrid_set_params", || {
-        // SAFETY: the core passes one of our keys and a valid array.
-        let (key, params) = unsafe { (key_mut(key)?, Params::from_ptr(params)) };
-        let Some(p) = params.find(names::PKEY_ENCODED_PUBLIC_KEY) else {
-            return SUCCESS;
-        };
-        if key.has_public() {
-            return Err(ProviderError::new(Reason::KeyImmutable)
-                .with_detail("hybrid keys cannot be mutated"));
-        }
-        *key = HybridKey::from_public(key.prov, key.hybrid, p.octets()?)?;
-        SUCCESS
-    })
-}
-
-unsafe extern "C" fn import(
-    key: *mut c_void,
-    selection: c_int,
-    params: *const OSSL_PARAM,
-) -> c_int {
-    guard(c"hybrid_import", || {
-        // SAFETY: the core passes one of our (empty) keys and a valid array.
-        let (key, params) = unsafe { (key_mut(key)?, Params::from_ptr(params)) };
-        if selection & SELECT_KEYPAIR == 0 {
-            return Ok(0);
-        }
-        if key.has_public() {
-            return Err(ProviderError::new(Reason::KeyImmutable)
-                .with_detail("import into a key that already holds key material"));
-        }
-        let prov = key.prov;
-        let public = params
-            .find(names::PKEY_PUB_KEY)
-            .map(|p| p.octets())
-            .transpose()?;
-        let private = if selection & SELECT_PRIVATE != 0 {
-            params
-                .find(names::PKEY_PRIV_KEY)
-                .map(|p| p.octets())
-                .transpose()?
-        } else {
-            None
-        };
-        *key = match (private, public) {
-            (Some(private), public) if !private.is_empty() => {
-                HybridKey::from_private(prov, key.hybrid, private, public)?
-            }
-            (_, Some(public)) if !public.is_empty() => {
-                HybridKey::from_public(prov, key.hybrid, public)?
-            }
-            _ => {
-                return Err(ProviderError::new(Reason::MissingPublicKey)
-                    .with_detail("no public or private key given"))
-            }
-        };
-        SUCCESS
-    })
-}
-
-unsafe extern "C" fn export(
-    key: *mut c_void,
-    selection: c_int,
-    callback: OSSL_CALLBACK,
-    arg: *mut c_void,
-) -> c_int {
-    guard(c"hybrid_export", || {
-        // SAFETY: the core passes one of our keys.
-        let key = unsafe { key_ref::<HybridKey>(key)? };
-        let callback = callback.ok_or_else(|| ProviderError::new(Reason::NullArgument))?;
-        if selection & SELECT_KEYPAIR == 0 {
-            return Ok(0);
-        }
-        let public = key.public_key()?;
-        let private = if selection & SELECT_PRIVATE != 0 && key.has_private() {
-            Some(key.private_key()?)
-        } else {
-            None
-        };
-        let mut list = ParamList::new();
-        if selection & SELECT_PUBLIC != 0 {
-            list = list.octets(names::PKEY_PUB_KEY, &public);
-        }
-        if let Some(private) = &private {
-            list = list.octets(names::PKEY_PRIV_KEY, private);
-        }
-        // SAFETY: the list and its buffers outlive the call.
-        Ok(unsafe { callback(list.as_ptr(), arg) })
-    })
-}
-
-static KEY_TYPES: StaticTable<[OSSL_PARAM; 3]> = StaticTable([
-    describe_octets(names::PKEY_PUB_KEY),
-    describe_octets(names::PKEY_PRIV_KEY),
-    END,
-]);
-
-unsafe extern "C" fn import_export_types(selection: c_int) -> *const OSSL_PARAM {
-    if selection & SELECT_KEYPAIR != 0 {
-        KEY_TYPES.0.as_ptr()
-    } else {
-        core::ptr::null()
+    fn decapsulate(
+        &self,
+        hybrid: &Hybrid,
+        prov: &ProvCtx,
+        ct: &[u8],
+        secret: &mut [u8],
+    ) -> Result<()> {
+        wiping_on_error(secret, |secret| {
+            let (ct_m, ct_x) = hybrid.split(ct, hybrid.ml_kem().ct_len);
+            let (ss_m, ss_x) = Self::ml_kem_secret(hybrid, secret)?;
+            self.ml_kem.as_ref().decapsulate(ct_m, ss_m)?;
+            let ephemeral = ClassicalKey::from_public(prov, hybrid.curve, ct_x)?;
+            ss_x.copy_from_slice(&self.classical.derive(prov, &ephemeral)?);
+            Ok(())
+        })
     }
 }
-
-unsafe extern "C" fn dup(key: *const c_void, selection: c_int) -> *mut c_void {
-    guard(c"hybrid_dup", || {
-        // SAFETY: the core passes one of our keys.
-        let key = unsafe { key_ref::<HybridKey>(key)? };
-        let parts = match &key.parts {
-            Some((m, x)) if selection & SELECT_KEYPAIR != 0 => {
-                Some((m.duplicate(selection & SELECT_PRIVATE != 0), x.clone()))
-            }
-            _ => None,
-        };
-        Ok(into_raw(HybridKey {
-            hybrid: key.hybrid,
-            prov: key.prov,
-            parts,
-        }))
-    })
-}
-
-/// A generation context.
-struct GenCtx {
-    prov: &'static ProvCtx,
-    hybrid: &'static Hybrid,
-    selection: c_int,
-}
-
-unsafe extern "C" fn gen_init<const H: usize>(
-    provctx: *mut c_void,
-    selection: c_int,
-    _params: *const OSSL_PARAM,
-) -> *mut c_void {
-    guard(c"hybrid_gen_init", || {
-        // SAFETY: the core passes our provctx, alive while the context is.
-        let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
-        let ctx = GenCtx {
-            prov,
-            hybrid: &HYBRIDS[H],
-            selection,
-        };
-        Ok(Box::into_raw(Box::new(ctx)).cast::<c_void>())
-    })
-}
-
-/// Borrows a generation context.
-///
-/// # Safety
-/// `ptr` is NULL or a live context from `gen_init`.
-unsafe fn gen_ctx<'a>(ptr: *mut c_void) -> Result<&'a mut GenCtx> {
-    non_null(ptr, "generation context")?;
-    // SAFETY: the caller's contract.
-    let ctx = unsafe { &mut *ptr.cast::<GenCtx>() };
-    ctx.prov.instance().enter();
-    Ok(ctx)
-}
-
-unsafe extern "C" fn gen_set_params(ctx: *mut c_void, _params: *const OSSL_PARAM) -> c_int {
-    guard(c"hybrid_gen_set_params", || {
-        // SAFETY: the core passes our context. The only parameter,
-        // `properties`, does not apply: both halves use the provider's.
-        unsafe { gen_ctx(ctx)? };
-        SUCCESS
-    })
-}
-
-static GEN_SETTABLE: StaticTable<[OSSL_PARAM; 2]> =
-    StaticTable([describe_utf8(names::PKEY_PROPERTIES), END]);
-
-unsafe extern "C" fn gen_settable_params(
-    _ctx: *mut c_void,
-    _provctx: *mut c_void,
-) -> *const OSSL_PARAM {
-    GEN_SETTABLE.0.as_ptr()
-}
-
-unsafe extern "C" fn generate(
-    ctx: *mut c_void,
-    _callback: OSSL_CALLBACK,
-    _arg: *mut c_void,
-) -> *mut c_void {
-    guard(c"hybrid_gen", || {
-        // SAFETY: the core passes our context.
-        let ctx = unsafe { gen_ctx(ctx)? };
-        let hybrid = ctx.hybrid;
-        if ctx.selection & SELECT_KEYPAIR == 0 {
-            // Parameter generation: an empty key (the TLS server's).
-            return Ok(into_raw(HybridKey::empty(hybrid, ctx.prov)));
-        }
-        let mut seed = Zeroizing::new([0u8; kem_core::SEED_LEN]);
-        ctx.prov
-            .random(seed.as_mut_slice(), hybrid.ml_kem().security_bits)?;
-        let ml_kem = (hybrid.ml_kem().from_seed)(seed.as_slice())?;
-        let classical = ClassicalKey::generate(ctx.prov, hybrid.curve)?;
-        Ok(into_raw(HybridKey {
-            hybrid,
-            prov: ctx.prov,
-            parts: Some((ml_kem, classical)),
-        }))
-    })
-}
-
-unsafe extern "C" fn gen_cleanup(ctx: *mut c_void) {
-    guard(c"hybrid_gen_cleanup", || {
-        // SAFETY: from `gen_init`; the core frees it once.
-        unsafe { drop_boxed::<GenCtx>(ctx) };
-        Ok(())
-    })
-}
-
-macro_rules! hybrid_keymgmt {
-    ($h:literal) => {
-        dispatch_table![
-            OSSL_FUNC_KEYMGMT_NEW => OSSL_FUNC_keymgmt_new_fn = new::<$h>,
-            OSSL_FUNC_KEYMGMT_FREE => OSSL_FUNC_keymgmt_free_fn = free::<HybridKey>,
-            OSSL_FUNC_KEYMGMT_GET_PARAMS => OSSL_FUNC_keymgmt_get_params_fn = get_params,
-            OSSL_FUNC_KEYMGMT_GETTABLE_PARAMS => OSSL_FUNC_keymgmt_gettable_params_fn = gettable_params,
-            OSSL_FUNC_KEYMGMT_SET_PARAMS => OSSL_FUNC_keymgmt_set_params_fn = set_params,
-            OSSL_FUNC_KEYMGMT_SETTABLE_PARAMS => OSSL_FUNC_keymgmt_settable_params_fn = settable_params,
-            OSSL_FUNC_KEYMGMT_HAS => OSSL_FUNC_keymgmt_has_fn = has::<HybridKey>,
-            OSSL_FUNC_KEYMGMT_MATCH => OSSL_FUNC_keymgmt_match_fn = match_keys,
-            OSSL_FUNC_KEYMGMT_GEN_INIT => OSSL_FUNC_keymgmt_gen_init_fn = gen_init::<$h>,
-            OSSL_FUNC_KEYMGMT_GEN_SET_PARAMS => OSSL_FUNC_keymgmt_gen_set_params_fn = gen_set_params,
-            OSSL_FUNC_KEYMGMT_GEN_SETTABLE_PARAMS => OSSL_FUNC_keymgmt_gen_settable_params_fn = gen_settable_params,
-            OSSL_FUNC_KEYMGMT_GEN => OSSL_FUNC_keymgmt_gen_fn = generate,
-            OSSL_FUNC_KEYMGMT_GEN_CLEANUP => OSSL_FUNC_keymgmt_gen_cleanup_fn = gen_cleanup,
-            OSSL_FUNC_KEYMGMT_DUP => OSSL_FUNC_keymgmt_dup_fn = dup,
-            OSSL_FUNC_KEYMGMT_IMPORT => OSSL_FUNC_keymgmt_import_fn = import,
-            OSSL_FUNC_KEYMGMT_IMPORT_TYPES => OSSL_FUNC_keymgmt_import_types_fn = import_export_types,
-            OSSL_FUNC_KEYMGMT_EXPORT => OSSL_FUNC_keymgmt_export_fn = export,
-            OSSL_FUNC_KEYMGMT_EXPORT_TYPES => OSSL_FUNC_keymgmt_export_types_fn = import_export_types,
-        ]
-    };
-}
-
-/// The keymgmt dispatch table of each entry of `HYBRIDS`.
-pub(crate) const KEYMGMT_FUNCTIONS: [&[OSSL_DISPATCH]; 3] =
-    [hybrid_keymgmt!(0), hybrid_keymgmt!(1), hybrid_keymgmt!(2)];

@@ -1,334 +1,176 @@
 //! The KEM operation (`OSSL_OP_KEM`): encapsulate and decapsulate, with
-//! OpenSSL 3.5's size-query semantics and its one-shot `ikme` parameter.
+//! OpenSSL 3.5's size-query semantics and its one-shot `ikme` parameter,
+//! written once over [`Key<K>`](Key) for every kind of key.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_int;
+use core::marker::PhantomData;
 
 use kem_core::MESSAGE_LEN;
 use zeroize::Zeroizing;
 
 use crate::context::ProvCtx;
-use crate::error::{check_length, ProviderError, Reason, Result};
-use crate::ffi::guard::{guard, non_null, SUCCESS};
+use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::kem::{kem_functions, Encapsulation, Kem};
 use crate::ffi::names;
+use crate::ffi::object::{Lent, Object};
 use crate::ffi::params::{describe_octets, Params, END};
 use crate::ffi::sys::{OSSL_DISPATCH, OSSL_PARAM};
-use crate::ffi::{dispatch_table, StaticTable};
-use crate::key::{key_ref, KemKey};
+use crate::ffi::upcalls::Instance;
+use crate::key::{Key, KeyKind, KeyParts};
+
+/// The KEM operation on keys of kind `K`.
+pub(crate) struct KemOperation<K>(PhantomData<K>);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Operation {
-    None,
     Encapsulate,
     Decapsulate,
 }
 
-/// A KEM context: the key (owned by OpenSSL, alive while the context uses
-/// it), the operation, and a one-shot m from `ikme` (for a hybrid, the
-/// ML-KEM half's m; the classical half stays random).
-struct KemCtx<K> {
+/// A KEM context: the key and operation set by `*_init`, and a one-shot m
+/// from `ikme` (for a hybrid, the ML-KEM half's m; the classical half stays
+/// random).
+pub(crate) struct KemCtx<K: KeyKind> {
     prov: &'static ProvCtx,
-    key: *const K,
-    operation: Operation,
+    key: Option<(Lent<Key<K>>, Operation)>,
     ikme: Option<Zeroizing<[u8; MESSAGE_LEN]>>,
 }
 
-impl<K> Clone for KemCtx<K> {
+impl<K: KeyKind> Clone for KemCtx<K> {
     fn clone(&self) -> Self {
         Self {
             prov: self.prov,
-            key: self.key,
-            operation: self.operation,
+            key: self.key.clone(),
             ikme: self.ikme.clone(),
         }
     }
 }
 
-/// Borrows a KEM context.
-///
-/// # Safety
-/// `ptr` is NULL or a live context from `newctx`/`dupctx`.
-unsafe fn kem_ctx<'a, K>(ptr: *mut c_void) -> Result<&'a mut KemCtx<K>> {
-    non_null(ptr, "KEM context")?;
-    // SAFETY: the caller's contract.
-    let ctx = unsafe { &mut *ptr.cast::<KemCtx<K>>() };
-    ctx.prov.instance().enter();
-    Ok(ctx)
+impl<K: KeyKind> Object for KemCtx<K> {
+    fn instance(&self) -> Instance {
+        self.prov.instance()
+    }
 }
 
-impl<K: KemKey> KemCtx<K> {
-    /// The key set by `*_init` (borrowed from OpenSSL, not from `self`).
-    fn key<'k>(&self) -> Result<&'k K> {
-        if self.key.is_null() {
-            return Err(
-                ProviderError::new(Reason::CallOutOfOrder).with_detail("no key: call *_init first")
-            );
+impl<K: KeyKind> KemCtx<K> {
+    /// The key set by `*_init` for `operation`.
+    fn key(&self, operation: Operation) -> Result<Lent<Key<K>>> {
+        match &self.key {
+            Some((key, op)) if *op == operation => Ok(key.clone()),
+            _ => Err(
+                ProviderError::new(Reason::CallOutOfOrder).with_detail(match operation {
+                    Operation::Encapsulate => "encapsulate_init not called",
+                    Operation::Decapsulate => "decapsulate_init not called",
+                }),
+            ),
         }
-        // SAFETY: set by *_init from the core's key, which the EVP_PKEY_CTX
-        // keeps alive while this context exists.
-        Ok(unsafe { &*self.key })
+    }
+
+    fn operation(&self) -> Option<Operation> {
+        self.key.as_ref().map(|(_, op)| *op)
     }
 
     fn set_params(&mut self, params: Params<'_>) -> Result<()> {
-        if self.operation == Operation::Decapsulate {
+        if self.operation() == Some(Operation::Decapsulate) {
             // Decapsulation is deterministic.
             self.ikme = None;
         }
-        if self.operation != Operation::Encapsulate {
+        if self.operation() != Some(Operation::Encapsulate) {
             return Ok(());
         }
         if let Some(p) = params.find(names::KEM_IKME) {
-            let m = p.octets()?;
-            let m: [u8; MESSAGE_LEN] = m.try_into().map_err(|_| {
-                ProviderError::new(Reason::InvalidLength)
-                    .with_detail(format!("ikme must be {MESSAGE_LEN} bytes, got {}", m.len()))
-            })?;
+            let m: [u8; MESSAGE_LEN] = p.octet_array()?;
             self.ikme = Some(Zeroizing::new(m));
         }
         Ok(())
     }
 }
 
-unsafe extern "C" fn newctx<K: KemKey>(provctx: *mut c_void) -> *mut c_void {
-    guard(c"kem_newctx", || {
-        // SAFETY: the core passes our provctx, alive while the context is.
-        let prov: &'static ProvCtx = unsafe { ProvCtx::from_ptr(provctx)? };
-        let ctx = KemCtx::<K> {
+impl<K: KeyKind> Kem for KemOperation<K> {
+    type Prov = ProvCtx;
+    type Key = Key<K>;
+    type Ctx = KemCtx<K>;
+
+    const SETTABLE: &'static [OSSL_PARAM] = &[describe_octets(names::KEM_IKME), END];
+
+    fn new(prov: &'static ProvCtx) -> Result<KemCtx<K>> {
+        Ok(KemCtx {
             prov,
-            key: core::ptr::null(),
-            operation: Operation::None,
+            key: None,
             ikme: None,
+        })
+    }
+
+    fn init(
+        ctx: &mut KemCtx<K>,
+        key: Lent<Key<K>>,
+        decapsulate: bool,
+        params: Params<'_>,
+    ) -> Result<()> {
+        let operation = if decapsulate {
+            key.get().private()?;
+            Operation::Decapsulate
+        } else {
+            key.get().public()?;
+            Operation::Encapsulate
         };
-        Ok(Box::into_raw(Box::new(ctx)).cast::<c_void>())
-    })
-}
-
-unsafe extern "C" fn freectx<K: KemKey>(ctx: *mut c_void) {
-    guard(c"kem_freectx", || {
-        // SAFETY: from `newctx`/`dupctx`; the core frees it once.
-        unsafe { crate::ffi::drop_boxed::<KemCtx<K>>(ctx) };
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn dupctx<K: KemKey>(ctx: *mut c_void) -> *mut c_void {
-    guard(c"kem_dupctx", || {
-        // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx::<K>(ctx)? };
-        Ok(Box::into_raw(Box::new(ctx.clone())).cast::<c_void>())
-    })
-}
-
-fn init<K: KemKey>(
-    ctx: *mut c_void,
-    key: *mut c_void,
-    params: *const OSSL_PARAM,
-    operation: Operation,
-) -> Result<c_int> {
-    // SAFETY: the core passes our context, one of our keys, a valid array.
-    let (ctx, key_obj, params) = unsafe {
-        (
-            kem_ctx::<K>(ctx)?,
-            key_ref::<K>(key)?,
-            Params::from_ptr(params),
-        )
-    };
-    match operation {
-        Operation::Decapsulate => key_obj.require_private()?,
-        _ => key_obj.require_public()?,
+        ctx.key = Some((key, operation));
+        ctx.ikme = None;
+        ctx.set_params(params)
     }
-    ctx.key = key.cast_const().cast();
-    ctx.operation = operation;
-    ctx.ikme = None;
-    ctx.set_params(params)?;
-    SUCCESS
-}
 
-unsafe extern "C" fn encapsulate_init<K: KemKey>(
-    ctx: *mut c_void,
-    key: *mut c_void,
-    params: *const OSSL_PARAM,
-) -> c_int {
-    guard(c"kem_encapsulate_init", || {
-        init::<K>(ctx, key, params, Operation::Encapsulate)
-    })
-}
-
-unsafe extern "C" fn decapsulate_init<K: KemKey>(
-    ctx: *mut c_void,
-    key: *mut c_void,
-    params: *const OSSL_PARAM,
-) -> c_int {
-    guard(c"kem_decapsulate_init", || {
-        init::<K>(ctx, key, params, Operation::Decapsulate)
-    })
-}
-
-fn too_small(what: &str) -> ProviderError {
-    ProviderError::new(Reason::OutputBufferTooSmall).with_detail(format!("{what} buffer too small"))
-}
-
-/// Checks a caller's `*len` against `need` and sets it.
-///
-/// # Safety
-/// `len` is NULL or valid for reads and writes.
-unsafe fn claim(len: *mut usize, need: usize, what: &str) -> Result<()> {
-    non_null(len, &format!("{what} length pointer"))?;
-    // SAFETY: non-NULL, the caller's contract.
-    unsafe {
-        if *len < need {
-            return Err(too_small(what));
-        }
-        *len = need;
+    fn set_params(ctx: &mut KemCtx<K>, params: Params<'_>) -> Result<()> {
+        ctx.set_params(params)
     }
-    Ok(())
-}
 
-unsafe extern "C" fn encapsulate<K: KemKey>(
-    ctx: *mut c_void,
-    out: *mut u8,
-    out_len: *mut usize,
-    secret: *mut u8,
-    secret_len: *mut usize,
-) -> c_int {
-    guard(c"kem_encapsulate", || {
-        // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx::<K>(ctx)? };
-        if ctx.operation != Operation::Encapsulate {
-            return Err(ProviderError::new(Reason::CallOutOfOrder)
-                .with_detail("encapsulate_init not called"));
-        }
-        let key = ctx.key()?;
-        key.require_public()?;
-        let (ct_len, ss_len) = (key.ciphertext_len(), key.secret_len());
-        if out.is_null() {
-            // Size query.
-            if out_len.is_null() && secret_len.is_null() {
-                return Ok(0);
-            }
-            // SAFETY: non-NULL out-pointers from the caller.
-            unsafe {
-                if !out_len.is_null() {
-                    *out_len = ct_len;
-                }
-                if !secret_len.is_null() {
-                    *secret_len = ss_len;
-                }
-            }
-            return SUCCESS;
+    fn encapsulate(ctx: &mut KemCtx<K>, mut output: Encapsulation<'_>) -> Result<c_int> {
+        let key = ctx.key(Operation::Encapsulate)?;
+        let key = key.get();
+        let parts = key.public()?;
+        let kind = key.kind;
+        let (ct_len, ss_len) = (kind.ciphertext_len(), kind.secret_len());
+        if output.is_size_query() {
+            return Ok(output.report_lens(ct_len, ss_len));
         }
         // One-shot entropy: a real attempt uses it up, whatever happens
         // below (a size query above leaves it, as in OpenSSL).
         let ikme = ctx.ikme.take();
-        non_null(secret, "shared-secret buffer")?;
-        // SAFETY: the caller's length pointers (NULL is rejected).
-        unsafe {
-            claim(out_len, ct_len, "ciphertext")?;
-            claim(secret_len, ss_len, "shared-secret")?;
-        }
+        let (ct, secret) = output.buffers(ct_len, ss_len)?;
         let m = match ikme {
             Some(m) => m,
             None => {
                 let mut m = Zeroizing::new([0u8; MESSAGE_LEN]);
-                ctx.prov.random(m.as_mut_slice(), key.security_bits())?;
+                ctx.prov.random(m.as_mut_slice(), kind.security_bits())?;
                 m
             }
         };
-        // SAFETY: the caller provides `ct_len` and `ss_len` writable bytes
-        // (the lengths it declared were checked above).
-        let (ct, k) = unsafe {
-            (
-                core::slice::from_raw_parts_mut(out, ct_len),
-                core::slice::from_raw_parts_mut(secret, ss_len),
-            )
-        };
-        key.encapsulate(ctx.prov, &m, ct, k)?;
-        SUCCESS
-    })
-}
+        parts.encapsulate(kind, ctx.prov, &m, ct, secret)?;
+        Ok(1)
+    }
 
-unsafe extern "C" fn decapsulate<K: KemKey>(
-    ctx: *mut c_void,
-    secret: *mut u8,
-    secret_len: *mut usize,
-    ct: *const u8,
-    ct_len: usize,
-) -> c_int {
-    guard(c"kem_decapsulate", || {
-        // SAFETY: the core passes our context.
-        let ctx = unsafe { kem_ctx::<K>(ctx)? };
-        if ctx.operation != Operation::Decapsulate {
-            return Err(ProviderError::new(Reason::CallOutOfOrder)
-                .with_detail("decapsulate_init not called"));
-        }
-        let key = ctx.key()?;
-        key.require_private()?;
-        let ss_len = key.secret_len();
-        if secret.is_null() {
-            non_null(secret_len, "shared-secret length pointer")?;
-            // SAFETY: non-NULL out-pointer.
-            unsafe { *secret_len = ss_len };
-            return SUCCESS;
-        }
-        if !secret_len.is_null() {
-            // SAFETY: the caller's length pointer.
-            unsafe { claim(secret_len, ss_len, "shared-secret")? };
-        }
-        non_null(ct, "ciphertext")?;
-        check_length(key.name(), "ciphertext", ct_len, key.ciphertext_len())?;
-        // SAFETY: `ct` holds `ct_len` readable bytes; `secret` `ss_len`
-        // writable ones.
-        let (ct, k) = unsafe {
-            (
-                core::slice::from_raw_parts(ct, ct_len),
-                core::slice::from_raw_parts_mut(secret, ss_len),
-            )
-        };
-        key.decapsulate(ctx.prov, ct, k)?;
-        SUCCESS
-    })
-}
+    fn decapsulation_lens(ctx: &KemCtx<K>) -> Result<(usize, usize)> {
+        let key = ctx.key(Operation::Decapsulate)?;
+        let key = key.get();
+        key.private()?;
+        Ok((key.kind.ciphertext_len(), key.kind.secret_len()))
+    }
 
-unsafe extern "C" fn set_ctx_params<K: KemKey>(
-    ctx: *mut c_void,
-    params: *const OSSL_PARAM,
-) -> c_int {
-    guard(c"kem_set_ctx_params", || {
-        // SAFETY: the core passes our context and a valid array.
-        let (ctx, params) = unsafe { (kem_ctx::<K>(ctx)?, Params::from_ptr(params)) };
-        ctx.set_params(params)?;
-        SUCCESS
-    })
-}
+    fn decapsulate(ctx: &KemCtx<K>, ct: &[u8], secret: &mut [u8]) -> Result<()> {
+        let key = ctx.key(Operation::Decapsulate)?;
+        let key = key.get();
+        key.private()?.decapsulate(key.kind, ctx.prov, ct, secret)
+    }
 
-static SETTABLE: StaticTable<[OSSL_PARAM; 2]> =
-    StaticTable([describe_octets(names::KEM_IKME), END]);
-
-unsafe extern "C" fn settable_ctx_params(
-    _ctx: *mut c_void,
-    _provctx: *mut c_void,
-) -> *const OSSL_PARAM {
-    SETTABLE.0.as_ptr()
-}
-
-macro_rules! kem_functions {
-    ($key:ty) => {
-        dispatch_table![
-            OSSL_FUNC_KEM_NEWCTX => OSSL_FUNC_kem_newctx_fn = newctx::<$key>,
-            OSSL_FUNC_KEM_FREECTX => OSSL_FUNC_kem_freectx_fn = freectx::<$key>,
-            OSSL_FUNC_KEM_DUPCTX => OSSL_FUNC_kem_dupctx_fn = dupctx::<$key>,
-            OSSL_FUNC_KEM_ENCAPSULATE_INIT => OSSL_FUNC_kem_encapsulate_init_fn = encapsulate_init::<$key>,
-            OSSL_FUNC_KEM_ENCAPSULATE => OSSL_FUNC_kem_encapsulate_fn = encapsulate::<$key>,
-            OSSL_FUNC_KEM_DECAPSULATE_INIT => OSSL_FUNC_kem_decapsulate_init_fn = decapsulate_init::<$key>,
-            OSSL_FUNC_KEM_DECAPSULATE => OSSL_FUNC_kem_decapsulate_fn = decapsulate::<$key>,
-            OSSL_FUNC_KEM_SET_CTX_PARAMS => OSSL_FUNC_kem_set_ctx_params_fn = set_ctx_params::<$key>,
-            OSSL_FUNC_KEM_SETTABLE_CTX_PARAMS => OSSL_FUNC_kem_settable_ctx_params_fn = settable_ctx_params,
-        ]
-    };
+    fn key_name(ctx: &KemCtx<K>) -> Result<&'static str> {
+        Ok(ctx.key(Operation::Decapsulate)?.get().kind.name())
+    }
 }
 
 /// The KEM dispatch table of the pure ML-KEM algorithms (shared by the
 /// three parameter sets: the key knows its own).
-pub(crate) const FUNCTIONS: &[OSSL_DISPATCH] = kem_functions!(crate::key::MlKemKey);
+pub(crate) const ML_KEM_FUNCTIONS: &[OSSL_DISPATCH] =
+    kem_functions!(KemOperation<crate::algorithms::Algorithm>);
 
 /// The KEM dispatch table of the hybrid algorithms.
-pub(crate) const HYBRID_FUNCTIONS: &[OSSL_DISPATCH] = kem_functions!(crate::hybrid::HybridKey);
+pub(crate) const HYBRID_FUNCTIONS: &[OSSL_DISPATCH] =
+    kem_functions!(KemOperation<crate::hybrid::Hybrid>);

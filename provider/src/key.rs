@@ -1,256 +1,170 @@
-//! Key objects: what keymgmt hands OpenSSL as a `void *` key.
+//! Key objects: what keymgmt hands OpenSSL as a `void *` key, for every
+//! kind of key the provider serves.
 //!
-//! [`MlKemKey`] is a pure ML-KEM key: its algorithm, the instance that made
-//! it, and its [`KeyData`] (or none: the "empty" state that `new` and TLS's
-//! paramgen create). [`KemKey`] is what the KEM operation needs from any key
-//! object, ML-KEM or hybrid.
+//! A [`Key`] is one row of a key table (a [`KeyKind`]: an ML-KEM parameter
+//! set, or a hybrid group), the provider context that made it, and its
+//! [`KeyParts`], or none: the "empty" state that `new` and TLS's paramgen
+//! create. Key management and the KEM operation are written once, over
+//! `Key<K>`; the kinds say only what differs.
 
-use kem_core::{MESSAGE_LEN, SEED_LEN, SHARED_SECRET_LEN};
+use std::borrow::Cow;
+
+use kem_core::{MESSAGE_LEN, SEED_LEN};
 use zeroize::Zeroizing;
 
-use crate::algorithms::Algorithm;
 use crate::context::ProvCtx;
-use crate::error::{check_length, ProviderError, Reason, Result};
+use crate::error::{ProviderError, Reason, Result};
+use crate::ffi::object::Object;
+use crate::ffi::sys::OSSL_PARAM;
 use crate::ffi::upcalls::Instance;
-use crate::material::KeyData;
 
-/// What the KEM operation needs from a key object: pure ML-KEM keys and
-/// the hybrid keys both implement it, so `kem` has one implementation.
-pub(crate) trait KemKey: Sized + Send + Sync + 'static {
-    /// The provider instance that made the key.
-    fn instance(&self) -> Instance;
-    /// Whether the public part is present.
-    fn has_public(&self) -> bool;
-    /// Whether the private part is present.
-    fn has_private(&self) -> bool;
-    /// Fails unless the public part is present.
-    fn require_public(&self) -> Result<()>;
-    /// Fails unless the private part is present.
-    fn require_private(&self) -> Result<()>;
-    /// The algorithm's name, for error details.
+/// A row of a key table: one ML-KEM parameter set, or one hybrid group.
+pub(crate) trait KeyKind: Sized + Sync + 'static {
+    /// The material of a (non-empty) key of this kind.
+    type Parts: KeyParts<Kind = Self>;
+
+    /// Whether keys of this kind have ML-KEM's seed form: import, export,
+    /// `get_params` and generation take the `seed` parameter.
+    const HAS_SEED: bool;
+    /// Whether two empty keys match, as in OpenSSL 3.5's keymgmt of this
+    /// kind.
+    const EMPTY_KEYS_MATCH: bool;
+    /// Parameters `get_params` answers.
+    const GETTABLE: &'static [OSSL_PARAM];
+    /// Parameters generation takes.
+    const GEN_SETTABLE: &'static [OSSL_PARAM];
+    /// Parameters import takes and export gives.
+    const KEY_TYPES: &'static [OSSL_PARAM];
+
+    /// The whole table, in dispatch-table order.
+    fn table() -> &'static [Self];
+    /// The algorithm's name, for errors.
     fn name(&self) -> &'static str;
+    /// `bits` as OpenSSL reports it.
+    fn bits(&self) -> u32;
+    /// Security strength, for `security-bits` and the DRBG request.
+    fn security_bits(&self) -> u32;
+    /// NIST security category, where OpenSSL reports one.
+    fn security_category(&self) -> Option<u32>;
     /// Ciphertext length.
     fn ciphertext_len(&self) -> usize;
     /// Shared-secret length.
     fn secret_len(&self) -> usize;
-    /// Security strength, for the DRBG request.
-    fn security_bits(&self) -> u32;
+
+    /// Key material from imported parts (OpenSSL 3.5's rules for the kind),
+    /// checked.
+    fn import(&'static self, prov: &'static ProvCtx, given: Given<'_>) -> Result<Self::Parts>;
+    /// Key material from an encoded public key.
+    fn public_parts(&'static self, prov: &'static ProvCtx, public: &[u8]) -> Result<Self::Parts>;
+    /// A fresh key pair from ML-KEM's seed d ‖ z (and, for a hybrid, a
+    /// fresh classical key).
+    fn generate(
+        &'static self,
+        prov: &'static ProvCtx,
+        seed: &[u8; SEED_LEN],
+    ) -> Result<Self::Parts>;
+}
+
+/// The parameters an import was given (empty ones count as absent).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Given<'a> {
+    /// ML-KEM's seed d ‖ z.
+    pub(crate) seed: Option<&'a [u8]>,
+    /// The private key.
+    pub(crate) private: Option<&'a [u8]>,
+    /// The public key.
+    pub(crate) public: Option<&'a [u8]>,
+}
+
+/// The material of a key: a public key, or a key pair.
+pub(crate) trait KeyParts: Sized + Send + Sync + 'static {
+    /// The table the key belongs to.
+    type Kind: KeyKind<Parts = Self>;
+
+    /// Whether the private part is present.
+    fn has_private(&self) -> bool;
+    /// The encoded public key.
+    fn public_key(&self) -> Cow<'_, [u8]>;
+    /// The encoded private key, if this is a key pair.
+    fn private_key(&self) -> Result<Option<Zeroizing<Vec<u8>>>>;
+    /// ML-KEM's seed, if the key came from one and keeps it.
+    fn seed(&self) -> Option<&[u8; SEED_LEN]>;
+    /// A copy, with the private part only if `private`.
+    fn duplicate(&self, private: bool) -> Self;
+    /// Checks that the private part belongs to the public part.
+    fn check_pair(&self, kind: &Self::Kind, prov: &ProvCtx) -> Result<()>;
     /// Encapsulates to the public part; `m` is ML-KEM's random message
-    /// (fresh randomness, or a test's `ikme`). `ct` and `secret` have
-    /// exactly the lengths above.
+    /// (fresh randomness, or a test's `ikme`). `ct` and `secret` have the
+    /// kind's lengths.
     fn encapsulate(
         &self,
+        kind: &Self::Kind,
         prov: &ProvCtx,
         m: &[u8; MESSAGE_LEN],
         ct: &mut [u8],
         secret: &mut [u8],
     ) -> Result<()>;
-    /// Decapsulates `ct` (already checked to have the right length).
-    fn decapsulate(&self, prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()>;
-}
-
-/// Borrows a key object OpenSSL hands back, and records its instance for
-/// errors.
-///
-/// # Safety
-/// `ptr` is NULL or a live `K` boxed by this provider.
-pub(crate) unsafe fn key_ref<'a, K: KemKey>(ptr: *const core::ffi::c_void) -> Result<&'a K> {
-    crate::ffi::guard::non_null(ptr, "key")?;
-    // SAFETY: the caller's contract.
-    let key = unsafe { &*ptr.cast::<K>() };
-    key.instance().enter();
-    Ok(key)
-}
-
-impl KemKey for MlKemKey {
-    fn instance(&self) -> Instance {
-        self.instance
-    }
-
-    fn has_public(&self) -> bool {
-        MlKemKey::has_public(self)
-    }
-
-    fn has_private(&self) -> bool {
-        MlKemKey::has_private(self)
-    }
-
-    fn require_public(&self) -> Result<()> {
-        self.public().map(drop)
-    }
-
-    fn require_private(&self) -> Result<()> {
-        self.private().map(drop)
-    }
-
-    fn name(&self) -> &'static str {
-        self.alg.layout.name
-    }
-
-    fn ciphertext_len(&self) -> usize {
-        self.alg.ct_len
-    }
-
-    fn secret_len(&self) -> usize {
-        SHARED_SECRET_LEN
-    }
-
-    fn security_bits(&self) -> u32 {
-        self.alg.security_bits
-    }
-
-    fn encapsulate(
+    /// Decapsulates `ct` (of the kind's length) with the private part.
+    fn decapsulate(
         &self,
-        _prov: &ProvCtx,
-        m: &[u8; MESSAGE_LEN],
-        ct: &mut [u8],
+        kind: &Self::Kind,
+        prov: &ProvCtx,
+        ct: &[u8],
         secret: &mut [u8],
-    ) -> Result<()> {
-        let secret: &mut [u8; SHARED_SECRET_LEN] = secret
-            .try_into()
-            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret length"))?;
-        self.public()?.encapsulate(m, ct, secret);
-        Ok(())
-    }
-
-    fn decapsulate(&self, _prov: &ProvCtx, ct: &[u8], secret: &mut [u8]) -> Result<()> {
-        let secret: &mut [u8; SHARED_SECRET_LEN] = secret
-            .try_into()
-            .map_err(|_| ProviderError::new(Reason::InternalError).with_detail("secret length"))?;
-        self.private()?.decapsulate(ct, secret)
-    }
+    ) -> Result<()>;
 }
 
 /// The key object behind OpenSSL's `void *keydata`.
-pub(crate) struct MlKemKey {
-    /// The parameter set.
-    pub(crate) alg: &'static Algorithm,
-    /// The provider instance that made the key (errors go through it).
-    pub(crate) instance: Instance,
+pub(crate) struct Key<K: KeyKind> {
+    /// The table row.
+    pub(crate) kind: &'static K,
+    /// The provider instance that made the key: errors go through it, and
+    /// its library context serves a hybrid's classical half.
+    pub(crate) prov: &'static ProvCtx,
     /// `None` for an empty key (from `new` or paramgen).
-    pub(crate) data: Option<Box<dyn KeyData>>,
+    pub(crate) parts: Option<K::Parts>,
 }
 
-impl MlKemKey {
-    /// An empty key of `alg`.
-    pub(crate) fn empty(alg: &'static Algorithm, instance: Instance) -> Self {
+impl<K: KeyKind> Object for Key<K> {
+    fn instance(&self) -> Instance {
+        self.prov.instance()
+    }
+}
+
+impl<K: KeyKind> Key<K> {
+    /// An empty key of `kind`.
+    pub(crate) fn empty(kind: &'static K, prov: &'static ProvCtx) -> Self {
         Self {
-            alg,
-            instance,
-            data: None,
+            kind,
+            prov,
+            parts: None,
         }
     }
 
     /// Whether the public part is present.
     pub(crate) fn has_public(&self) -> bool {
-        self.data.is_some()
+        self.parts.is_some()
     }
 
     /// Whether the private part is present.
     pub(crate) fn has_private(&self) -> bool {
-        self.data.as_ref().is_some_and(|d| d.has_private())
+        self.parts.as_ref().is_some_and(KeyParts::has_private)
     }
 
     /// The key material, or `MissingPublicKey`.
-    pub(crate) fn public(&self) -> Result<&dyn KeyData> {
-        self.data.as_deref().ok_or_else(|| {
+    pub(crate) fn public(&self) -> Result<&K::Parts> {
+        self.parts.as_ref().ok_or_else(|| {
             ProviderError::new(Reason::MissingPublicKey)
-                .with_detail(format!("empty {} key", self.alg.layout.name))
+                .with_detail(format!("empty {} key", self.kind.name()))
         })
     }
 
     /// The key material with its private part, or `MissingPrivateKey`.
-    pub(crate) fn private(&self) -> Result<&dyn KeyData> {
-        match self.data.as_deref() {
-            Some(data) if data.has_private() => Ok(data),
+    pub(crate) fn private(&self) -> Result<&K::Parts> {
+        match &self.parts {
+            Some(parts) if parts.has_private() => Ok(parts),
             _ => Err(ProviderError::new(Reason::MissingPrivateKey)
-                .with_detail(format!("{} key has no private part", self.alg.layout.name))),
-        }
-    }
-
-    /// Builds key material from `seed` / `priv` / `pub`, with OpenSSL 3.5's
-    /// rules: the seed wins (its derived dk must equal a given dk), then the
-    /// private key, then the public key; a given public key must match the
-    /// private key's.
-    pub(crate) fn from_parts(
-        alg: &'static Algorithm,
-        instance: Instance,
-        seed: Option<&[u8]>,
-        dk: Option<&[u8]>,
-        ek: Option<&[u8]>,
-    ) -> Result<Self> {
-        let layout = &alg.layout;
-        let seed = seed.filter(|s| !s.is_empty());
-        let dk = dk.filter(|d| !d.is_empty());
-        let ek = ek.filter(|e| !e.is_empty());
-        for (what, given, expected) in [
-            ("seed", seed, SEED_LEN),
-            ("private key", dk, layout.dk_len),
-            ("public key", ek, layout.ek_len),
-        ] {
-            if let Some(bytes) = given {
-                check_length(layout.name, what, bytes.len(), expected)?;
-            }
-        }
-        if let (Some(ek), Some(dk)) = (ek, dk) {
-            // dk = dk_PKE ‖ ek ‖ H(ek) ‖ z
-            let offset = layout.dk_len - 64 - layout.ek_len;
-            if dk[offset..offset + layout.ek_len] != *ek {
-                return Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                    "explicit {} public key does not match private",
-                    layout.name
-                )));
-            }
-        }
-        let data = match (seed, dk, ek) {
-            (Some(seed), dk, _) => {
-                let data = (alg.from_seed)(seed)?;
-                if let Some(dk) = dk {
-                    let derived = data.private_key().unwrap_or_default();
-                    if derived.as_slice() != dk {
-                        return Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                            "explicit {} private key does not match seed",
-                            layout.name
-                        )));
-                    }
-                }
-                data
-            }
-            (None, Some(dk), _) => (alg.from_private)(dk)?,
-            (None, None, Some(ek)) => (alg.from_public)(ek)?,
-            (None, None, None) => {
-                return Err(
-                    ProviderError::new(Reason::MissingPublicKey).with_detail(format!(
-                        "no {} seed, private or public key given",
-                        layout.name
-                    )),
-                )
-            }
-        };
-        Ok(Self {
-            alg,
-            instance,
-            data: Some(data),
-        })
-    }
-
-    /// The FIPS 203 pairwise-consistency test: encapsulate to the public
-    /// part with a fixed m and decapsulate with the private part.
-    pub(crate) fn pairwise_check(&self) -> Result<()> {
-        let data = self.private()?;
-        let m = [0x55u8; MESSAGE_LEN];
-        let mut ct = vec![0u8; self.alg.ct_len];
-        let mut sent = Zeroizing::new([0u8; SHARED_SECRET_LEN]);
-        let mut received = Zeroizing::new([0u8; SHARED_SECRET_LEN]);
-        data.encapsulate(&m, &mut ct, &mut sent);
-        data.decapsulate(&ct, &mut received)?;
-        if *sent == *received {
-            Ok(())
-        } else {
-            Err(ProviderError::new(Reason::InvalidKey).with_detail(format!(
-                "public part of {} private key fails to match private",
-                self.alg.layout.name
-            )))
+                .with_detail(format!("{} key has no private part", self.kind.name()))),
         }
     }
 }

@@ -5,10 +5,22 @@
 //! names and OIDs: key management, the KEM operation, DER/PEM/text encoders,
 //! DER decoders, and the pure ML-KEM TLS 1.3 groups.
 //!
-//! Layout: [`ffi`] is the only place with raw pointers (bindings, dispatch
-//! tables, `OSSL_PARAM` helpers, the error guard); `keymgmt`, `kem`,
-//! `encoder` and `decoder` are the operations; [`algorithms`] is the table
-//! that drives them; `codec` is pure Rust DER/PEM/text.
+//! Layout, from the bottom up (every import points down):
+//!
+//! - [`error`], `codec` (pure Rust DER/PEM/text) and [`ffi`], the only place
+//!   with raw pointers: bindings, the C face of each operation, owning
+//!   types for libcrypto objects, `OSSL_PARAM` helpers, the error guard;
+//! - `context`, the provider context, and `material`, parsed key material;
+//! - `algorithms`, the table that drives the provider, and `classical`,
+//!   the hybrids' EC/X25519 half;
+//! - `key`, the key object of every kind, and its two kinds, `ml_kem` and
+//!   `hybrid`;
+//! - the operations, `keymgmt`, `kem`, `encoder` and `decoder`;
+//! - `provider`: the entry point and the algorithm tables.
+//!
+//! Everything above `ffi` is safe Rust (`unsafe_code` is denied there),
+//! but for the one line of `OSSL_provider_init` that hands over to `ffi`.
+#![deny(unsafe_code)]
 
 pub(crate) mod algorithms;
 pub(crate) mod classical;
@@ -20,10 +32,12 @@ pub(crate) mod codec;
 pub mod codec;
 pub(crate) mod context;
 pub mod error;
+#[allow(unsafe_code)]
 pub(crate) mod ffi;
 pub(crate) mod hybrid;
 pub(crate) mod key;
 pub(crate) mod material;
+pub(crate) mod ml_kem;
 pub(crate) mod provider;
 
 mod decoder;

@@ -118,7 +118,11 @@ impl PkeyCtx {
     }
 
     /// A key made from `params` (`EVP_PKEY_fromdata` with `selection`).
-    pub(crate) fn from_data(&self, selection: c_int, params: &mut ParamList<'_>) -> Option<Pkey> {
+    pub(crate) fn key_from_data(
+        &self,
+        selection: c_int,
+        params: &mut ParamList<'_>,
+    ) -> Option<Pkey> {
         let (lib, ctx) = (self.lib, self.ctx.as_ptr());
         let mut pkey = ptr::null_mut();
         // SAFETY: a live context and a terminated parameter array whose data

@@ -183,7 +183,7 @@ impl ChildLibCtx {
     ///
     /// # Safety
     /// `handle` and `input` are those passed to `OSSL_provider_init`.
-    pub(crate) unsafe fn new(
+    pub(super) unsafe fn new(
         lib: &LibCrypto,
         handle: *const OSSL_CORE_HANDLE,
         input: *const OSSL_DISPATCH,
@@ -197,8 +197,15 @@ impl ChildLibCtx {
         Ok(Self(ctx))
     }
 
+    /// A context that is none, for unit tests that build objects holding a
+    /// provider context but never fetch or draw randomness through it.
+    #[cfg(test)]
+    pub(crate) fn none() -> Self {
+        Self(ptr::null_mut())
+    }
+
     /// The raw pointer, for libcrypto calls.
-    pub(crate) fn as_ptr(&self) -> *mut LibCtx {
+    pub(super) fn as_ptr(&self) -> *mut LibCtx {
         self.0
     }
 
@@ -218,6 +225,9 @@ impl ChildLibCtx {
 
 impl Drop for ChildLibCtx {
     fn drop(&mut self) {
+        if self.0.is_null() {
+            return;
+        }
         if let Ok(lib) = get() {
             // SAFETY: we own the context; nothing uses it after drop.
             unsafe { (lib.lib_ctx_free)(self.0) };

@@ -4,12 +4,12 @@
 //! touching its data, the way OpenSSL's own `OSSL_PARAM_get_*`/`set_*` do,
 //! so a parameter of the wrong type or size is an error, never a bad read.
 
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{c_char, c_int, c_void, CStr};
 use core::marker::PhantomData;
 use core::ptr;
 
 use super::sys::{
-    OSSL_PARAM, OSSL_PARAM_INTEGER, OSSL_PARAM_OCTET_PTR, OSSL_PARAM_OCTET_STRING,
+    OSSL_CALLBACK, OSSL_PARAM, OSSL_PARAM_INTEGER, OSSL_PARAM_OCTET_PTR, OSSL_PARAM_OCTET_STRING,
     OSSL_PARAM_UNSIGNED_INTEGER, OSSL_PARAM_UTF8_PTR, OSSL_PARAM_UTF8_STRING,
 };
 use crate::error::{ProviderError, Reason};
@@ -109,6 +109,18 @@ impl<'a> Param<'a> {
         // SAFETY: the caller declares `len` readable bytes at `data`, alive
         // as long as the array ('a); `len` fits in isize.
         Ok(unsafe { core::slice::from_raw_parts(data, len) })
+    }
+
+    /// The bytes of an octet-string parameter of exactly `N` bytes.
+    pub(crate) fn octet_array<const N: usize>(&self) -> Result<[u8; N], ProviderError> {
+        let bytes = self.octets()?;
+        bytes.try_into().map_err(|_| {
+            ProviderError::new(Reason::InvalidLength).with_detail(format!(
+                "{} must be {N} bytes, got {}",
+                self.key().to_string_lossy(),
+                bytes.len()
+            ))
+        })
     }
 
     /// The text of a UTF-8 string parameter, up to its first NUL; a NULL
@@ -387,6 +399,42 @@ impl<'a> ParamList<'a> {
     }
 }
 
+/// A callback the core passes with its argument, to be called with a
+/// parameter array (`OSSL_CALLBACK`: export's and a decoder's data
+/// callback).
+#[derive(Clone, Copy)]
+pub(crate) struct ParamCallback<'a> {
+    function: unsafe extern "C" fn(*const OSSL_PARAM, *mut c_void) -> c_int,
+    arg: *mut c_void,
+    _call: PhantomData<&'a ()>,
+}
+
+impl ParamCallback<'_> {
+    /// Wraps the core's callback; a NULL callback is an error.
+    ///
+    /// # Safety
+    /// `callback` may be called with `arg` and any terminated array while
+    /// the wrapper lives (the core's contract for the call it came with).
+    pub(crate) unsafe fn new(
+        callback: OSSL_CALLBACK,
+        arg: *mut c_void,
+    ) -> Result<Self, ProviderError> {
+        let function = callback.ok_or_else(|| ProviderError::new(Reason::NullArgument))?;
+        Ok(Self {
+            function,
+            arg,
+            _call: PhantomData,
+        })
+    }
+
+    /// Calls the callback with `params`; its result.
+    pub(crate) fn call(&self, params: &mut ParamList<'_>) -> c_int {
+        // SAFETY: `new`'s contract; the array and what it points at outlive
+        // the call.
+        unsafe { (self.function)(params.as_ptr(), self.arg) }
+    }
+}
+
 /// The end-of-array marker.
 pub(crate) const END: OSSL_PARAM = OSSL_PARAM {
     key: ptr::null(),
@@ -424,8 +472,6 @@ pub(crate) const fn describe_utf8(key: &'static CStr) -> OSSL_PARAM {
 
 #[cfg(test)]
 mod tests {
-    use core::ffi::c_void;
-
     use super::*;
 
     /// An entry as OpenSSL's `OSSL_PARAM_construct_*` builds it.

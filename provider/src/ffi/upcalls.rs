@@ -42,13 +42,19 @@ unsafe impl Sync for Upcalls {}
 pub(crate) struct Instance(usize);
 
 impl Instance {
+    /// No instance, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn none() -> Self {
+        Self(0)
+    }
+
     /// The instance with this handle.
-    pub(crate) fn from_handle(handle: *const OSSL_CORE_HANDLE) -> Self {
+    pub(super) fn from_handle(handle: *const OSSL_CORE_HANDLE) -> Self {
         Self(handle as usize)
     }
 
     /// The core handle.
-    pub(crate) fn handle(self) -> *const OSSL_CORE_HANDLE {
+    pub(super) fn handle(self) -> *const OSSL_CORE_HANDLE {
         self.0 as *const OSSL_CORE_HANDLE
     }
 
@@ -84,7 +90,7 @@ static LIVE_HANDLES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 ///
 /// # Safety
 /// `input` is the core's dispatch table passed to `OSSL_provider_init`.
-pub(crate) unsafe fn register(
+pub(super) unsafe fn register(
     handle: *const OSSL_CORE_HANDLE,
     input: *const OSSL_DISPATCH,
 ) -> &'static Upcalls {
@@ -141,7 +147,7 @@ unsafe fn cast<F: Copy>(f: Option<unsafe extern "C" fn()>) -> F {
 }
 
 /// Forgets `handle` (provider teardown).
-pub(crate) fn unregister(handle: *const OSSL_CORE_HANDLE) {
+pub(super) fn unregister(handle: *const OSSL_CORE_HANDLE) {
     if let Ok(mut live) = LIVE_HANDLES.lock() {
         if let Some(at) = live.iter().rposition(|&h| h == handle as usize) {
             live.remove(at);
@@ -201,7 +207,8 @@ pub(crate) fn raise(error: &ProviderError, function: &'static CStr) {
 }
 
 /// Reads one configuration value of this provider's `openssl.cnf` section.
-pub(crate) fn config_value(handle: *const OSSL_CORE_HANDLE, key: &CStr) -> Option<String> {
+pub(crate) fn config_value(instance: Instance, key: &CStr) -> Option<String> {
+    let handle = instance.handle();
     let get_params = upcalls()?.get_params?;
     let mut value: *const c_char = ptr::null();
     let mut params = [
@@ -231,11 +238,12 @@ pub(crate) fn config_value(handle: *const OSSL_CORE_HANDLE, key: &CStr) -> Optio
 /// Registers an OID with its short and long names (`core_obj_create`);
 /// true when the core knows it afterwards.
 pub(crate) fn create_object(
-    handle: *const OSSL_CORE_HANDLE,
+    instance: Instance,
     oid: &CStr,
     short_name: &CStr,
     long_name: &CStr,
 ) -> bool {
+    let handle = instance.handle();
     let Some(obj_create) = upcalls().and_then(|u| u.obj_create) else {
         return false;
     };
@@ -250,56 +258,81 @@ pub(crate) fn create_object(
     }
 }
 
-/// Reads a core BIO to its end, refusing more than `limit` bytes.
-///
-/// # Safety
-/// `bio` is a core BIO handed to a decoder.
-pub(crate) unsafe fn bio_read_all(
-    bio: *mut OSSL_CORE_BIO,
-    limit: usize,
-) -> Result<Vec<u8>, ProviderError> {
-    let read = upcalls().and_then(|u| u.bio_read_ex).ok_or_else(|| {
-        ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_read_ex")
-    })?;
-    let mut data = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let mut got = 0usize;
-        // SAFETY: `chunk` has room for its length; `bio` is the core's.
-        let ok = unsafe { read(bio, chunk.as_mut_ptr().cast(), chunk.len(), &mut got) };
-        if ok != 1 || got == 0 {
-            break;
-        }
-        data.extend_from_slice(&chunk[..got.min(chunk.len())]);
-        if data.len() > limit {
-            return Err(ProviderError::new(Reason::BadEncoding).with_detail("input too large"));
-        }
-    }
-    Ok(data)
+/// A core BIO handed to an encoder or decoder for one call.
+pub(crate) struct CoreBio<'a> {
+    bio: core::ptr::NonNull<OSSL_CORE_BIO>,
+    _call: core::marker::PhantomData<&'a mut OSSL_CORE_BIO>,
 }
 
-/// Writes all of `data` to a core BIO.
-///
-/// # Safety
-/// `bio` is a core BIO handed to an encoder.
-pub(crate) unsafe fn bio_write_all(
-    bio: *mut OSSL_CORE_BIO,
-    data: &[u8],
-) -> Result<(), ProviderError> {
-    let write = upcalls().and_then(|u| u.bio_write_ex).ok_or_else(|| {
-        ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_write_ex")
-    })?;
-    let mut rest = data;
-    while !rest.is_empty() {
-        let mut written = 0usize;
-        // SAFETY: `rest` is readable for its length; `bio` is the core's.
-        let ok: c_int = unsafe { write(bio, rest.as_ptr().cast(), rest.len(), &mut written) };
-        if ok != 1 || written == 0 {
-            return Err(
-                ProviderError::new(Reason::LibcryptoFailure).with_detail("BIO write failed")
-            );
-        }
-        rest = &rest[written.min(rest.len())..];
+impl CoreBio<'_> {
+    /// Wraps the core's BIO; NULL is an error.
+    ///
+    /// # Safety
+    /// `bio` is NULL or a core BIO valid for the wrapper's life (the call
+    /// it came with).
+    pub(super) unsafe fn new(bio: *mut OSSL_CORE_BIO, what: &str) -> Result<Self, ProviderError> {
+        super::guard::non_null(bio, what)?;
+        let bio =
+            core::ptr::NonNull::new(bio).ok_or_else(|| ProviderError::new(Reason::NullArgument))?;
+        Ok(Self {
+            bio,
+            _call: core::marker::PhantomData,
+        })
     }
-    Ok(())
+
+    /// Reads the BIO to its end, refusing more than `limit` bytes.
+    pub(crate) fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ProviderError> {
+        let read = upcalls().and_then(|u| u.bio_read_ex).ok_or_else(|| {
+            ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_read_ex")
+        })?;
+        let mut data = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let mut got = 0usize;
+            // SAFETY: `chunk` has room for its length; the BIO is live.
+            let ok = unsafe {
+                read(
+                    self.bio.as_ptr(),
+                    chunk.as_mut_ptr().cast(),
+                    chunk.len(),
+                    &mut got,
+                )
+            };
+            if ok != 1 || got == 0 {
+                break;
+            }
+            data.extend_from_slice(&chunk[..got.min(chunk.len())]);
+            if data.len() > limit {
+                return Err(ProviderError::new(Reason::BadEncoding).with_detail("input too large"));
+            }
+        }
+        Ok(data)
+    }
+
+    /// Writes all of `data` to the BIO.
+    pub(crate) fn write_all(&mut self, data: &[u8]) -> Result<(), ProviderError> {
+        let write = upcalls().and_then(|u| u.bio_write_ex).ok_or_else(|| {
+            ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_write_ex")
+        })?;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let mut written = 0usize;
+            // SAFETY: `rest` is readable for its length; the BIO is live.
+            let ok: c_int = unsafe {
+                write(
+                    self.bio.as_ptr(),
+                    rest.as_ptr().cast(),
+                    rest.len(),
+                    &mut written,
+                )
+            };
+            if ok != 1 || written == 0 {
+                return Err(
+                    ProviderError::new(Reason::LibcryptoFailure).with_detail("BIO write failed")
+                );
+            }
+            rest = &rest[written.min(rest.len())..];
+        }
+        Ok(())
+    }
 }

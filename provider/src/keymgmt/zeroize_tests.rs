@@ -41,13 +41,20 @@ use std::hint::black_box;
 
 use kem_core::{DecapsulationKey, MlKem768, ParameterSet, SEED_LEN};
 
-use super::{dup, export_key, free, get_params, into_raw, SELECT_KEYPAIR};
+use super::KeyManagement;
 use crate::algorithms::{Algorithm, ML_KEM};
+use crate::context::ProvCtx;
+use crate::ffi::keymgmt::{dup, export, free, get_params};
 use crate::ffi::names;
+use crate::ffi::object::into_raw;
 use crate::ffi::params::END;
 use crate::ffi::sys::{OSSL_PARAM, OSSL_PARAM_OCTET_STRING};
-use crate::ffi::upcalls::Instance;
-use crate::key::MlKemKey;
+use crate::ffi::Selection;
+use crate::key::Key;
+
+/// ML-KEM-768's key management, whose dispatch-table functions are tested.
+type Mgmt = KeyManagement<Algorithm, 1>;
+const SELECT_KEYPAIR: c_int = Selection::KEYPAIR.0;
 
 // ---------------------------------------------------------------- the allocator
 
@@ -270,10 +277,10 @@ fn expanded_dk() -> Vec<u8> {
 /// A key object as keymgmt hands it to OpenSSL, from [`seed`].
 fn generated_key() -> *mut c_void {
     let data = (ML_KEM_768.from_seed)(&seed()).expect("key from seed");
-    into_raw(MlKemKey {
-        alg: ML_KEM_768,
-        instance: Instance::from_handle(core::ptr::null()),
-        data: Some(data),
+    into_raw(Key {
+        kind: ML_KEM_768,
+        prov: ProvCtx::for_tests(),
+        parts: Some(data),
     })
 }
 
@@ -316,7 +323,7 @@ fn freeing_a_generated_key_wipes_seed_and_s_hat() {
     let report = watch(&secrets, Some(s_hat_layout()), || {
         // SAFETY: a live key from `into_raw`, freed once (the dispatch
         // table's `free`).
-        unsafe { free::<MlKemKey>(key) };
+        unsafe { free::<Mgmt>(key) };
     });
     report.assert_clean("a secret survived the free", 1, "ŝ not wiped");
     // The key object, its KeyData box, ŝ, and the expanded public key with
@@ -330,14 +337,14 @@ fn freeing_an_imported_expanded_key_wipes_it() {
     let dk = expanded_dk();
     let data = (ML_KEM_768.from_private)(&dk).expect("key from dk");
     drop(dk);
-    let key = into_raw(MlKemKey {
-        alg: ML_KEM_768,
-        instance: Instance::from_handle(core::ptr::null()),
-        data: Some(data),
+    let key = into_raw(Key {
+        kind: ML_KEM_768,
+        prov: ProvCtx::for_tests(),
+        parts: Some(data),
     });
     let report = watch(&secrets, Some(s_hat_layout()), || {
         // SAFETY: a live key from `into_raw`, freed once.
-        unsafe { free::<MlKemKey>(key) };
+        unsafe { free::<Mgmt>(key) };
     });
     // No seed in a key parsed from its expanded form: z and ŝ are what it
     // holds.
@@ -349,13 +356,13 @@ fn duplicated_keys_are_wiped_too() {
     let secrets = secrets();
     let key = generated_key();
     // SAFETY: a live key; the copy is a new key object we free below.
-    let copy = unsafe { dup(key, SELECT_KEYPAIR) };
+    let copy = unsafe { dup::<Mgmt>(key, SELECT_KEYPAIR) };
     assert!(!copy.is_null());
     let report = watch(&secrets, Some(s_hat_layout()), || {
         // SAFETY: two live keys from this provider, each freed once.
         unsafe {
-            free::<MlKemKey>(copy);
-            free::<MlKemKey>(key);
+            free::<Mgmt>(copy);
+            free::<Mgmt>(key);
         }
     });
     report.assert_clean("a secret survived the free", 2, "ŝ not wiped");
@@ -364,7 +371,7 @@ fn duplicated_keys_are_wiped_too() {
 /// Export's callback: records the size of the `priv` it was given.
 unsafe extern "C" fn record_priv_len(params: *const OSSL_PARAM, arg: *mut c_void) -> c_int {
     let mut at = params;
-    // SAFETY: a terminated array from `export_key`; `arg` is our usize.
+    // SAFETY: a terminated array from `export`; `arg` is our usize.
     unsafe {
         while !(*at).key.is_null() {
             if core::ffi::CStr::from_ptr((*at).key) == names::PKEY_PRIV_KEY {
@@ -385,10 +392,10 @@ fn export_and_get_params_wipe_their_copies() {
 
     let mut exported_len = 0usize;
     let report = watch(&secrets, Some(dk_layout), || {
-        // SAFETY: a live key from `into_raw`, only read.
-        let key = unsafe { &*key_ptr.cast::<MlKemKey>() };
         let arg = core::ptr::from_mut(&mut exported_len).cast::<c_void>();
-        let rc = export_key(key, SELECT_KEYPAIR, Some(record_priv_len), arg).expect("export");
+        // SAFETY: a live key from `into_raw`, only read; the callback takes
+        // `arg` as the usize it is.
+        let rc = unsafe { export::<Mgmt>(key_ptr, SELECT_KEYPAIR, Some(record_priv_len), arg) };
         assert_eq!(rc, 1);
     });
     assert_eq!(
@@ -411,7 +418,7 @@ fn export_and_get_params_wipe_their_copies() {
     let report = watch(&secrets, Some(dk_layout), || {
         // SAFETY: a live key and a terminated array whose buffer is
         // writable for its size.
-        let rc = unsafe { get_params(key_ptr, params.as_mut_ptr()) };
+        let rc = unsafe { get_params::<Mgmt>(key_ptr, params.as_mut_ptr()) };
         assert_eq!(rc, 1);
     });
     assert_eq!(params[0].return_size, ML_KEM_768.layout.dk_len);
@@ -419,5 +426,5 @@ fn export_and_get_params_wipe_their_copies() {
     report.assert_clean("get_params left a secret behind", 1, "dk copy not wiped");
 
     // SAFETY: the live key, freed once.
-    unsafe { free::<MlKemKey>(key_ptr) };
+    unsafe { free::<Mgmt>(key_ptr) };
 }
