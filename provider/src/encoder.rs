@@ -141,12 +141,12 @@ fn encrypt(ctx: &EncoderCtx, pki: &[u8], passphrase: Passphrase<'_>) -> Result<V
 }
 
 /// Armours `der` as PEM with `label` when `pem`.
-fn armour(pem: bool, label: &str, der: Zeroizing<Vec<u8>>) -> Zeroizing<Vec<u8>> {
-    if pem {
-        Zeroizing::new(codec::pem_encode(label, &der).as_bytes().to_vec())
-    } else {
-        der
+fn armour(pem: bool, label: &str, der: Zeroizing<Vec<u8>>) -> Result<Zeroizing<Vec<u8>>> {
+    if !pem {
+        return Ok(der);
     }
+    let mut text = codec::pem_encode(label, &der).map_err(codec_error)?;
+    Ok(Zeroizing::new(core::mem::take(&mut *text).into_bytes()))
 }
 
 impl<const KIND: usize> Encoder for MlKemEncoder<KIND> {
@@ -202,14 +202,14 @@ impl<const KIND: usize> Encoder for MlKemEncoder<KIND> {
             other => other,
         };
         Ok(match structure {
-            Structure::PrivateKeyInfo => armour(pem, "PRIVATE KEY", private_key_info(ctx, key)?),
+            Structure::PrivateKeyInfo => armour(pem, "PRIVATE KEY", private_key_info(ctx, key)?)?,
             Structure::EncryptedPrivateKeyInfo => {
                 let der = encrypt(ctx, &private_key_info(ctx, key)?, passphrase)?;
-                armour(pem, "ENCRYPTED PRIVATE KEY", Zeroizing::new(der))
+                armour(pem, "ENCRYPTED PRIVATE KEY", Zeroizing::new(der))?
             }
             Structure::SubjectPublicKeyInfo => {
                 let der = codec::encode_spki(layout, key.public()?.public_key());
-                armour(pem, "PUBLIC KEY", Zeroizing::new(der))
+                armour(pem, "PUBLIC KEY", Zeroizing::new(der))?
             }
             Structure::Text => {
                 let data = key.public()?;

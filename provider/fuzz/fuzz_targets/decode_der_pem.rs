@@ -98,7 +98,7 @@ fn unwrap_pem(document: &[u8]) -> Option<Vec<u8>> {
     PEM_LABELS.into_iter().find_map(|label| {
         let der = codec::pem_decode(label, text)?;
         assert_eq!(
-            codec::pem_encode(label, &der).as_str(),
+            codec::pem_encode(label, &der).expect("a valid label").as_str(),
             text,
             "accepted PEM re-armours to its input"
         );

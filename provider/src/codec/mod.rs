@@ -18,7 +18,6 @@
 //! [`Zeroizing`].
 
 mod algorithm;
-mod base64;
 mod der;
 mod format;
 mod payload;
