@@ -7,7 +7,7 @@
 //!
 //! Layout, from the bottom up (every import points down):
 //!
-//! - [`error`], `codec` (pure Rust DER/PEM/text) and [`ffi`], the only place
+//! - [`error`], `codec` (pure Rust DER/PEM/text) and `ffi`, the only place
 //!   with raw pointers: bindings, the C face of each operation, owning
 //!   types for libcrypto objects, `OSSL_PARAM` helpers, the error guard;
 //! - `context`, the provider context, and `material`, parsed key material;

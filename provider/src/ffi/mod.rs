@@ -3,10 +3,19 @@
 //! - [`sys`]: bindgen's view of the provider-side core headers;
 //! - [`names`]: parameter and property names, as `&CStr`;
 //! - [`dispatch_table!`]: typed dispatch tables;
-//! - [`params`]: reading and writing `OSSL_PARAM` arrays;
-//! - [`upcalls`]: the functions the core hands the provider at init;
+//! - [`provider`], [`keymgmt`], [`kem`], [`encoder`], [`decoder`]: the C
+//!   face of each operation: a safe trait the code above implements, the
+//!   `extern "C"` functions of its dispatch table, which turn the core's
+//!   pointers into typed arguments, and a macro that builds the table;
+//! - [`object`]: how the objects we hand the core become references again
+//!   (and why they may hold `&'static` provider context);
+//! - [`params`]: reading and writing `OSSL_PARAM` arrays, and the core's
+//!   parameter callbacks;
+//! - [`upcalls`]: the functions the core hands the provider at init, and
+//!   its BIOs;
 //! - [`libcrypto`]: the few libcrypto functions the provider calls, taken
-//!   from the libcrypto that loaded it;
+//!   from the libcrypto that loaded it; [`evp`]: owning types for the
+//!   objects made with them;
 //! - [`guard`]: the one wrapper every entry point runs in.
 //!
 //! Code above this layer (keymgmt, kem, codecs) sees safe Rust types only.
