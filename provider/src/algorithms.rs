@@ -8,8 +8,8 @@ use core::ffi::CStr;
 use kem_core::{MlKem1024, MlKem512, MlKem768, ParameterSet};
 
 use crate::codec::KeyLayout;
+use crate::error::Result;
 use crate::material::{self, KeyData};
-use crate::Result;
 
 /// A TLS 1.3 named group served by an algorithm.
 pub(crate) struct TlsGroup {

@@ -9,12 +9,12 @@
 
 use core::ffi::{c_int, c_void, CStr};
 
+use super::bio::CoreBio;
 use super::guard::{c_bool, guard, non_null};
 use super::names;
 use super::object::{self, borrow, into_raw, provider_context, Object};
 use super::params::{ParamCallback, ParamList};
 use super::sys::{OSSL_CALLBACK, OSSL_CORE_BIO, OSSL_OBJECT_PKEY, OSSL_PASSPHRASE_CALLBACK};
-use super::upcalls::CoreBio;
 use super::Selection;
 use crate::error::{ProviderError, Reason, Result};
 

@@ -6,11 +6,11 @@ use core::ffi::{c_char, c_int, c_void};
 
 use zeroize::Zeroizing;
 
+use super::bio::CoreBio;
 use super::guard::{c_bool, guard, SUCCESS};
 use super::object::{borrow, free_object, new_object, set_object_params, Object};
 use super::params::Params;
 use super::sys::{OSSL_CORE_BIO, OSSL_PARAM, OSSL_PASSPHRASE_CALLBACK};
-use super::upcalls::CoreBio;
 use super::Selection;
 use crate::error::{ProviderError, Reason, Result};
 

@@ -11,8 +11,8 @@
 //!   (and why they may hold `&'static` provider context);
 //! - [`params`]: reading and writing `OSSL_PARAM` arrays, and the core's
 //!   parameter callbacks;
-//! - [`upcalls`]: the functions the core hands the provider at init, and
-//!   its BIOs;
+//! - [`upcalls`]: the functions the core hands the provider at init;
+//!   [`bio`]: the core's BIOs, through them;
 //! - [`libcrypto`]: the few libcrypto functions the provider calls, taken
 //!   from the libcrypto that loaded it; [`evp`]: owning types for the
 //!   objects made with them;
@@ -20,6 +20,7 @@
 //!
 //! Code above this layer (keymgmt, kem, codecs) sees safe Rust types only.
 
+pub(crate) mod bio;
 pub(crate) mod decoder;
 pub(crate) mod encoder;
 pub(crate) mod evp;

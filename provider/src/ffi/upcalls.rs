@@ -9,13 +9,13 @@
 //! strings.
 
 use core::cell::Cell;
-use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ffi::{c_char, c_void, CStr};
 use core::ptr;
 use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
 
-use super::sys::{self, OSSL_CORE_BIO, OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_PARAM};
-use crate::error::{ProviderError, Reason};
+use super::sys::{self, OSSL_CORE_HANDLE, OSSL_DISPATCH, OSSL_PARAM};
+use crate::error::ProviderError;
 
 /// The upcalls this provider uses.
 pub(crate) struct Upcalls {
@@ -24,8 +24,8 @@ pub(crate) struct Upcalls {
     set_error_debug: sys::OSSL_FUNC_core_set_error_debug_fn,
     vset_error: sys::OSSL_FUNC_core_vset_error_fn,
     obj_create: sys::OSSL_FUNC_core_obj_create_fn,
-    bio_read_ex: sys::OSSL_FUNC_BIO_read_ex_fn,
-    bio_write_ex: sys::OSSL_FUNC_BIO_write_ex_fn,
+    pub(super) bio_read_ex: sys::OSSL_FUNC_BIO_read_ex_fn,
+    pub(super) bio_write_ex: sys::OSSL_FUNC_BIO_write_ex_fn,
     /// One core function's address, to find the libcrypto that loaded us.
     pub(crate) anchor: *const c_void,
 }
@@ -255,84 +255,5 @@ pub(crate) fn create_object(
             short_name.as_ptr(),
             long_name.as_ptr(),
         ) == 1
-    }
-}
-
-/// A core BIO handed to an encoder or decoder for one call.
-pub(crate) struct CoreBio<'a> {
-    bio: core::ptr::NonNull<OSSL_CORE_BIO>,
-    _call: core::marker::PhantomData<&'a mut OSSL_CORE_BIO>,
-}
-
-impl CoreBio<'_> {
-    /// Wraps the core's BIO; NULL is an error.
-    ///
-    /// # Safety
-    /// `bio` is NULL or a core BIO valid for the wrapper's life (the call
-    /// it came with).
-    pub(super) unsafe fn new(bio: *mut OSSL_CORE_BIO, what: &str) -> Result<Self, ProviderError> {
-        super::guard::non_null(bio, what)?;
-        let bio =
-            core::ptr::NonNull::new(bio).ok_or_else(|| ProviderError::new(Reason::NullArgument))?;
-        Ok(Self {
-            bio,
-            _call: core::marker::PhantomData,
-        })
-    }
-
-    /// Reads the BIO to its end, refusing more than `limit` bytes.
-    pub(crate) fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ProviderError> {
-        let read = upcalls().and_then(|u| u.bio_read_ex).ok_or_else(|| {
-            ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_read_ex")
-        })?;
-        let mut data = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let mut got = 0usize;
-            // SAFETY: `chunk` has room for its length; the BIO is live.
-            let ok = unsafe {
-                read(
-                    self.bio.as_ptr(),
-                    chunk.as_mut_ptr().cast(),
-                    chunk.len(),
-                    &mut got,
-                )
-            };
-            if ok != 1 || got == 0 {
-                break;
-            }
-            data.extend_from_slice(&chunk[..got.min(chunk.len())]);
-            if data.len() > limit {
-                return Err(ProviderError::new(Reason::BadEncoding).with_detail("input too large"));
-            }
-        }
-        Ok(data)
-    }
-
-    /// Writes all of `data` to the BIO.
-    pub(crate) fn write_all(&mut self, data: &[u8]) -> Result<(), ProviderError> {
-        let write = upcalls().and_then(|u| u.bio_write_ex).ok_or_else(|| {
-            ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_write_ex")
-        })?;
-        let mut rest = data;
-        while !rest.is_empty() {
-            let mut written = 0usize;
-            // SAFETY: `rest` is readable for its length; the BIO is live.
-            let ok: c_int = unsafe {
-                write(
-                    self.bio.as_ptr(),
-                    rest.as_ptr().cast(),
-                    rest.len(),
-                    &mut written,
-                )
-            };
-            if ok != 1 || written == 0 {
-                return Err(
-                    ProviderError::new(Reason::LibcryptoFailure).with_detail("BIO write failed")
-                );
-            }
-            rest = &rest[written.min(rest.len())..];
-        }
-        Ok(())
     }
 }
