@@ -6,6 +6,7 @@
 //! The digests are copied here from that file, so this test needs no files.
 
 mod backends;
+mod libtest_tests;
 
 use backends::for_each_backend;
 use kem_core::{Ciphertext, DecapsulationKey, MlKem1024, MlKem512, MlKem768, ParameterSet};
@@ -46,8 +47,7 @@ fn accumulate<P: ParameterSet>(iterations: usize) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[test]
-fn accumulated_100() {
+pub fn accumulated_100() {
     for_each_backend(|| {
         assert_eq!(
             accumulate::<MlKem512>(100),
@@ -64,8 +64,7 @@ fn accumulated_100() {
     });
 }
 
-#[test]
-fn accumulated_10k_ml_kem_512() {
+pub fn accumulated_10k_ml_kem_512() {
     for_each_backend(|| {
         assert_eq!(
             accumulate::<MlKem512>(10_000),
@@ -74,8 +73,7 @@ fn accumulated_10k_ml_kem_512() {
     });
 }
 
-#[test]
-fn accumulated_10k_ml_kem_768() {
+pub fn accumulated_10k_ml_kem_768() {
     for_each_backend(|| {
         assert_eq!(
             accumulate::<MlKem768>(10_000),
@@ -84,8 +82,7 @@ fn accumulated_10k_ml_kem_768() {
     });
 }
 
-#[test]
-fn accumulated_10k_ml_kem_1024() {
+pub fn accumulated_10k_ml_kem_1024() {
     for_each_backend(|| {
         assert_eq!(
             accumulate::<MlKem1024>(10_000),
@@ -94,9 +91,7 @@ fn accumulated_10k_ml_kem_1024() {
     });
 }
 
-#[test]
-#[ignore = "1,000,000 rounds: run with --ignored (a few minutes in release)"]
-fn accumulated_1m_ml_kem_768() {
+pub fn accumulated_1m_ml_kem_768() {
     for_each_backend(|| {
         assert_eq!(
             accumulate::<MlKem768>(1_000_000),
@@ -104,3 +99,12 @@ fn accumulated_1m_ml_kem_768() {
         );
     });
 }
+
+libtest_tests::libtest_tests!(
+    accumulated_100,
+    accumulated_10k_ml_kem_512,
+    accumulated_10k_ml_kem_768,
+    accumulated_10k_ml_kem_1024;
+    ignored("1,000,000 rounds: run with --ignored (a few minutes in release)"):
+    accumulated_1m_ml_kem_768,
+);

@@ -1,8 +1,10 @@
 //! Differential test: every backend produces the same bytes as the portable
-//! reference for 10,000 random cases per parameter set — keys from random
+//! reference for 10,000 random cases per parameter set (see [`cases`]) — keys from random
 //! seeds (generated and re-parsed), encapsulations with random messages
 //! (from cached and from parsed keys), and decapsulations of the valid
 //! ciphertext, of a copy with one random bit flipped, and of random bytes.
+
+mod libtest_tests;
 
 use kem_core::{
     available_backends, with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey,
@@ -11,7 +13,14 @@ use kem_core::{
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
 
-const CASES: usize = 10_000;
+/// Cases per parameter set: 10,000, or `MLKEM_DIFFERENTIAL_CASES` (the
+/// emulated AArch64 run takes fewer).
+fn cases() -> usize {
+    std::env::var("MLKEM_DIFFERENTIAL_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000)
+}
 
 /// Everything one case produces, as bytes.
 #[derive(Debug, PartialEq)]
@@ -63,7 +72,7 @@ fn compare_backends<P: ParameterSet>() {
     let mut m = [0u8; 32];
     let mut flip = [0u8; 4];
     let mut random_ct = vec![0u8; P::CT_LEN];
-    for case in 0..CASES {
+    for case in 0..cases() {
         stream.read(&mut seed);
         stream.read(&mut m);
         stream.read(&mut flip);
@@ -86,17 +95,20 @@ fn compare_backends<P: ParameterSet>() {
     }
 }
 
-#[test]
-fn every_backend_matches_portable_ml_kem_512() {
+pub fn every_backend_matches_portable_ml_kem_512() {
     compare_backends::<MlKem512>();
 }
 
-#[test]
-fn every_backend_matches_portable_ml_kem_768() {
+pub fn every_backend_matches_portable_ml_kem_768() {
     compare_backends::<MlKem768>();
 }
 
-#[test]
-fn every_backend_matches_portable_ml_kem_1024() {
+pub fn every_backend_matches_portable_ml_kem_1024() {
     compare_backends::<MlKem1024>();
 }
+
+libtest_tests::libtest_tests!(
+    every_backend_matches_portable_ml_kem_512,
+    every_backend_matches_portable_ml_kem_768,
+    every_backend_matches_portable_ml_kem_1024,
+);

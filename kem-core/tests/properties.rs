@@ -3,6 +3,7 @@
 //! and their typed errors, and the use of the caller's random source.
 
 mod backends;
+mod libtest_tests;
 
 use backends::for_each_backend;
 use kem_core::{
@@ -55,8 +56,7 @@ fn round_trips<P: ParameterSet>() {
     }
 }
 
-#[test]
-fn keys_and_ciphertexts_round_trip() {
+pub fn keys_and_ciphertexts_round_trip() {
     for_each_backend(|| {
         round_trips::<MlKem512>();
         round_trips::<MlKem768>();
@@ -87,8 +87,7 @@ fn corrupted_ciphertexts_are_implicitly_rejected<P: ParameterSet>() {
     }
 }
 
-#[test]
-fn flipped_ciphertext_bits_yield_the_implicit_rejection_secret() {
+pub fn flipped_ciphertext_bits_yield_the_implicit_rejection_secret() {
     for_each_backend(|| {
         corrupted_ciphertexts_are_implicitly_rejected::<MlKem512>();
         corrupted_ciphertexts_are_implicitly_rejected::<MlKem768>();
@@ -178,8 +177,7 @@ fn parsers_reject_bad_inputs<P: ParameterSet>() {
     assert!(DecapsulationKey::<P>::from_bytes(&other_z).is_ok());
 }
 
-#[test]
-fn parsers_apply_the_fips_203_input_checks() {
+pub fn parsers_apply_the_fips_203_input_checks() {
     for_each_backend(|| {
         parsers_reject_bad_inputs::<MlKem512>();
         parsers_reject_bad_inputs::<MlKem768>();
@@ -187,8 +185,7 @@ fn parsers_apply_the_fips_203_input_checks() {
     });
 }
 
-#[test]
-fn parsers_never_panic_on_arbitrary_bytes() {
+pub fn parsers_never_panic_on_arbitrary_bytes() {
     for_each_backend(|| {
         let mut rng = stream("arbitrary");
         for len in (0..3200)
@@ -208,8 +205,7 @@ fn parsers_never_panic_on_arbitrary_bytes() {
     });
 }
 
-#[test]
-fn randomness_comes_from_the_caller_in_fips_203_order() {
+pub fn randomness_comes_from_the_caller_in_fips_203_order() {
     for_each_backend(|| {
         // KeyGen draws d ‖ z in one 64-byte call; Encaps draws m in one call.
         let mut requests = Vec::new();
@@ -235,8 +231,7 @@ fn randomness_comes_from_the_caller_in_fips_203_order() {
     });
 }
 
-#[test]
-fn a_failing_random_source_is_reported() {
+pub fn a_failing_random_source_is_reported() {
     for_each_backend(|| {
         let mut failing = |_: &mut [u8]| Err(Error::RandomSource);
         assert_eq!(
@@ -253,8 +248,7 @@ fn a_failing_random_source_is_reported() {
     });
 }
 
-#[test]
-fn errors_explain_themselves() {
+pub fn errors_explain_themselves() {
     let message = length_error("ciphertext", 1088, 5).to_string();
     assert_eq!(
         message,
@@ -267,3 +261,13 @@ fn errors_explain_themselves() {
         .to_string()
         .contains("hash check"));
 }
+
+libtest_tests::libtest_tests!(
+    keys_and_ciphertexts_round_trip,
+    flipped_ciphertext_bits_yield_the_implicit_rejection_secret,
+    parsers_apply_the_fips_203_input_checks,
+    parsers_never_panic_on_arbitrary_bytes,
+    randomness_comes_from_the_caller_in_fips_203_order,
+    a_failing_random_source_is_reported,
+    errors_explain_themselves,
+);

@@ -30,6 +30,7 @@
 
 mod backends;
 mod common;
+mod libtest_tests;
 
 use std::collections::HashMap;
 
@@ -132,8 +133,7 @@ fn check_ek_rejected<P: ParameterSet>(ctx: &str, ek: &[u8]) {
 // ACVP
 // ---------------------------------------------------------------------------
 
-#[test]
-fn acvp_2024_keygen() {
+pub fn acvp_2024_keygen() {
     for_each_backend(|| {
         let Some(files) = vector_files(&["acvp/ML-KEM-keyGen-FIPS203/internalProjection.json"])
         else {
@@ -154,8 +154,7 @@ fn acvp_2024_keygen() {
     });
 }
 
-#[test]
-fn acvp_2024_encap_decap() {
+pub fn acvp_2024_encap_decap() {
     for_each_backend(|| {
         let Some(files) = vector_files(&["acvp/ML-KEM-encapDecap-FIPS203/internalProjection.json"])
         else {
@@ -257,8 +256,7 @@ fn for_each_acvp_case(
     paired
 }
 
-#[test]
-fn acvp_v1_1_0_40_keygen() {
+pub fn acvp_v1_1_0_40_keygen() {
     for_each_backend(|| {
         let Some(files) = vector_files(&[
             "acvp/v1.1.0.40/ML-KEM-keyGen-FIPS203/prompt.json",
@@ -278,8 +276,7 @@ fn acvp_v1_1_0_40_keygen() {
     });
 }
 
-#[test]
-fn acvp_v1_1_0_40_encap_decap() {
+pub fn acvp_v1_1_0_40_encap_decap() {
     for_each_backend(|| {
         let Some(files) = vector_files(&[
             "acvp/v1.1.0.40/ML-KEM-encapDecap-FIPS203/prompt.json",
@@ -505,8 +502,7 @@ fn wycheproof_semi_expanded_decaps<P: ParameterSet>(ctx: &str, test: &Value) {
     }
 }
 
-#[test]
-fn wycheproof_keygen_and_decaps() {
+pub fn wycheproof_keygen_and_decaps() {
     for_each_backend(|| {
         run_wycheproof(
             "test",
@@ -520,8 +516,7 @@ fn wycheproof_keygen_and_decaps() {
     });
 }
 
-#[test]
-fn wycheproof_encaps_vectors() {
+pub fn wycheproof_encaps_vectors() {
     for_each_backend(|| {
         run_wycheproof(
             "encaps_test",
@@ -535,8 +530,7 @@ fn wycheproof_encaps_vectors() {
     });
 }
 
-#[test]
-fn wycheproof_keygen_seed_vectors() {
+pub fn wycheproof_keygen_seed_vectors() {
     for_each_backend(|| {
         run_wycheproof(
             "keygen_seed_test",
@@ -550,8 +544,7 @@ fn wycheproof_keygen_seed_vectors() {
     });
 }
 
-#[test]
-fn wycheproof_semi_expanded_decaps_vectors() {
+pub fn wycheproof_semi_expanded_decaps_vectors() {
     for_each_backend(|| {
         run_wycheproof(
             "semi_expanded_decaps_test",
@@ -594,8 +587,7 @@ fn for_each_cctv_text(dir: &str, mut check: impl FnMut(&str, &str, &[(&str, &str
     assert_count(&format!("cctv/{dir}"), checked, 3);
 }
 
-#[test]
-fn cctv_strcmp() {
+pub fn cctv_strcmp() {
     for_each_backend(|| {
         for_each_cctv_text("strcmp", |set, ctx, pairs| {
             let [dk, c, k] = ["dk", "c", "K"].map(|name| assigned_hex(ctx, pairs, name));
@@ -604,8 +596,7 @@ fn cctv_strcmp() {
     });
 }
 
-#[test]
-fn cctv_unlucky_sample_final() {
+pub fn cctv_unlucky_sample_final() {
     for_each_backend(|| {
         for_each_cctv_text("unluckysample-final", |set, ctx, pairs| {
             let [d, z, ek, dk, m, k, c] =
@@ -625,22 +616,19 @@ fn check_ipd_encaps_decaps(set: &str, ctx: &str, pairs: &[(&str, &str)]) {
     with_parameter_set!(set, check_decaps(ctx, &dk, &c, &k));
 }
 
-#[test]
-fn cctv_ipd_unlucky_sample_encaps_decaps() {
+pub fn cctv_ipd_unlucky_sample_encaps_decaps() {
     for_each_backend(|| {
         for_each_cctv_text("ipd-draft/unluckysample", check_ipd_encaps_decaps);
     });
 }
 
-#[test]
-fn cctv_ipd_intermediate_encaps_decaps() {
+pub fn cctv_ipd_intermediate_encaps_decaps() {
     for_each_backend(|| {
         for_each_cctv_text("ipd-draft/intermediate", check_ipd_encaps_decaps);
     });
 }
 
-#[test]
-fn cctv_modulus() {
+pub fn cctv_modulus() {
     for_each_backend(|| {
         let Some(files) = cctv_files("modulus", ".txt.gz") else {
             return;
@@ -669,3 +657,19 @@ fn check_ek_not_reduced<P: ParameterSet>(ctx: &str, ek: &[u8]) {
     let err = rejection(ctx, "ek", EncapsulationKey::<P>::from_bytes(ek));
     assert_eq!(err, Error::EncapsulationKeyNotReduced, "{ctx}");
 }
+
+libtest_tests::libtest_tests!(
+    acvp_2024_keygen,
+    acvp_2024_encap_decap,
+    acvp_v1_1_0_40_keygen,
+    acvp_v1_1_0_40_encap_decap,
+    wycheproof_keygen_and_decaps,
+    wycheproof_encaps_vectors,
+    wycheproof_keygen_seed_vectors,
+    wycheproof_semi_expanded_decaps_vectors,
+    cctv_strcmp,
+    cctv_unlucky_sample_final,
+    cctv_ipd_unlucky_sample_encaps_decaps,
+    cctv_ipd_intermediate_encaps_decaps,
+    cctv_modulus,
+);

@@ -75,6 +75,19 @@ impl BackendKind {
         }
     }
 
+    /// The Keccak-f[1600] implementation the backend's sponges run on, on
+    /// this CPU: `keccak` (the `keccak` crate, one state at a time) for
+    /// portable, else the backend's multi-way permutation.
+    pub fn keccak_implementation(self) -> &'static str {
+        match self {
+            BackendKind::Portable => "keccak",
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::Avx2 => "avx2-x4",
+            #[cfg(target_arch = "x86_64")]
+            BackendKind::Avx512 => "avx512-x8",
+        }
+    }
+
     fn to_code(self) -> u8 {
         Self::ALL.iter().position(|&k| k == self).expect("listed") as u8 + 1
     }
