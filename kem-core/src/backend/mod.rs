@@ -19,6 +19,8 @@ mod basemul_avx2;
 mod cbd_avx2;
 #[cfg(target_arch = "x86_64")]
 mod compress_avx2;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod compress_neon;
 #[cfg(target_arch = "x86_64")]
 mod decaps_x86;
 #[cfg(target_arch = "x86_64")]
@@ -27,6 +29,9 @@ mod encode_avx2;
 mod expand_avx2;
 #[cfg(target_arch = "x86_64")]
 mod keccak_f1600;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+#[allow(unsafe_code)]
+mod keccak_x2_neon;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
@@ -35,21 +40,33 @@ mod keccak_x8;
 mod keygen_avx2;
 #[cfg(target_arch = "x86_64")]
 mod mem_avx2;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+#[allow(unsafe_code)]
+mod mem_neon;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+#[allow(unsafe_code)]
+mod neon;
 #[cfg(target_arch = "x86_64")]
 mod noise_x86;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx2;
 #[cfg(target_arch = "x86_64")]
 mod ntt_avx512;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod ntt_neon;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod rej_avx2;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+mod sample_neon;
 mod select;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx2::Avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx512::Avx512;
+#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+pub(crate) use neon::Neon;
 pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
@@ -138,11 +155,13 @@ pub(crate) trait Backend: Sized + 'static {
     /// call: the width of the backend's multi-way permutation (1 if it has
     /// none). Pools of sponges (key generation, key parsing, decapsulation's
     /// hashes) choose up to this many per step.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 pools only
     const KECCAK_WIDTH: usize = 1;
 
     /// Keccak-f[1600] on `states[i]` for each `i` in `chosen` (one to
     /// [`Backend::KECCAK_WIDTH`] distinct indices), as one multi-way
     /// permutation where the backend has one.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 pools only
     #[inline(always)]
     fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
         for &index in chosen {
@@ -300,6 +319,11 @@ macro_rules! dispatch {
             #[cfg(target_arch = "x86_64")]
             $crate::backend::BackendKind::Avx512 => {
                 type $b = $crate::backend::Avx512;
+                $body
+            }
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            $crate::backend::BackendKind::Neon => {
+                type $b = $crate::backend::Neon;
                 $body
             }
         }

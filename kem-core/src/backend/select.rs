@@ -26,6 +26,11 @@ pub enum BackendKind {
     /// the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx512,
+    /// AArch64 Neon: NTT, sampling, compression and coding on 128-bit
+    /// vectors, the matrix and noise sponges on a two-way Keccak (with the
+    /// SHA-3 extension where the CPU has it).
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+    Neon,
 }
 
 impl BackendKind {
@@ -36,6 +41,8 @@ impl BackendKind {
         BackendKind::Avx2,
         #[cfg(target_arch = "x86_64")]
         BackendKind::Avx512,
+        #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+        BackendKind::Neon,
     ];
 
     /// The backend's short name, as `MLKEM_BACKEND` takes it.
@@ -46,6 +53,8 @@ impl BackendKind {
             BackendKind::Avx2 => "avx2",
             #[cfg(target_arch = "x86_64")]
             BackendKind::Avx512 => "avx512",
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            BackendKind::Neon => "neon",
         }
     }
 
@@ -72,6 +81,8 @@ impl BackendKind {
                     && std::is_x86_feature_detected!("avx512vl")
                     && std::is_x86_feature_detected!("avx512bw")
             }
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            BackendKind::Neon => std::arch::is_aarch64_feature_detected!("neon"),
         }
     }
 
@@ -85,6 +96,10 @@ impl BackendKind {
             BackendKind::Avx2 => "avx2-x4",
             #[cfg(target_arch = "x86_64")]
             BackendKind::Avx512 => "avx512-x8",
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            BackendKind::Neon if super::keccak_x2_neon::has_sha3() => "neon-sha3-x2",
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+            BackendKind::Neon => "neon-x2",
         }
     }
 

@@ -1,0 +1,228 @@
+//! Compress_d / Decompress_d and ByteEncode / ByteDecode for the `neon`
+//! backend, on 128-bit vectors.
+//!
+//! - Compress_d and Decompress_d run on vectors for every d, with the
+//!   portable formulas of `compress` (the rounding division by q as a
+//!   multiplication by ceil(2^36 / q) and a shift, on 64-bit lanes).
+//! - d = 4 and d = 12 are packed and unpacked on vectors (nibble pairs;
+//!   `ld3`/`st3` byte triples holding two 12-bit values); d = 5, 10 and 11
+//!   take the portable bit packing of the vector-compressed values.
+//!
+//! Only lane arithmetic on the coefficients: constant time. The modulus
+//! check of ByteDecode_12 accumulates its verdict in a vector and reports
+//! it once.
+
+use core::arch::aarch64::{
+    int16x8_t, int16x8x2_t, uint16x8_t, uint32x4_t, uint8x8x3_t, vaddq_s16, vaddq_u32, vand_u8,
+    vandq_s16, vandq_u16, vcltq_u16, vcombine_u16, vcombine_u32, vdup_n_u32, vdup_n_u8,
+    vdupq_n_s16, vdupq_n_s32, vdupq_n_u16, vdupq_n_u32, vget_low_u16, vget_low_u32, vminvq_u16,
+    vmovl_high_u16, vmovl_u16, vmovl_u8, vmovn_u16, vmovn_u32, vmovn_u64, vmull_high_u16,
+    vmull_high_u32, vmull_u16, vmull_u32, vorrq_u16, vreinterpretq_s16_u16, vreinterpretq_u16_s16,
+    vrshlq_u32, vshlq_n_u16, vshlq_u32, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u64,
+};
+
+use super::mem_neon::{
+    load_i16, load_pairs, load_triples, load_u8x8, store_i16, store_pairs, store_triples,
+    store_u8x8,
+};
+use crate::encode;
+use crate::field::Q;
+use crate::poly::{Poly, N};
+
+/// ceil(2^36 / q), as in `compress`.
+const RECIP_Q: u32 = (1u64 << 36).div_ceil(Q as u64) as u32;
+
+/// `field::to_unsigned` lane by lane: (-q, q) to [0, q).
+#[inline]
+#[target_feature(enable = "neon")]
+fn to_unsigned(x: int16x8_t) -> uint16x8_t {
+    vreinterpretq_u16_s16(vaddq_s16(
+        x,
+        vandq_s16(vshrq_n_s16::<15>(x), vdupq_n_s16(Q)),
+    ))
+}
+
+/// ⌊n · RECIP_Q / 2^36⌋ for four 32-bit n < 2^24: ⌊n / q⌋.
+#[inline]
+#[target_feature(enable = "neon")]
+fn divide_by_q(n: uint32x4_t) -> uint32x4_t {
+    let low = vmull_u32(vget_low_u32(n), vdup_n_u32(RECIP_Q));
+    let high = vmull_high_u32(n, vdupq_n_u32(RECIP_Q));
+    vcombine_u32(
+        vmovn_u64(vshrq_n_u64::<36>(low)),
+        vmovn_u64(vshrq_n_u64::<36>(high)),
+    )
+}
+
+/// `compress::compress::<D>` lane by lane, for coefficients in (-q, q).
+#[inline]
+#[target_feature(enable = "neon")]
+fn compress<const D: usize>(x: int16x8_t) -> uint16x8_t {
+    let x = to_unsigned(x);
+    let shift = vdupq_n_s32(D as i32);
+    let half_q = vdupq_n_u32((Q as u32 - 1) / 2);
+    let low = divide_by_q(vaddq_u32(
+        vshlq_u32(vmovl_u16(vget_low_u16(x)), shift),
+        half_q,
+    ));
+    let high = divide_by_q(vaddq_u32(vshlq_u32(vmovl_high_u16(x), shift), half_q));
+    vandq_u16(
+        vcombine_u16(vmovn_u32(low), vmovn_u32(high)),
+        vdupq_n_u16((1 << D) - 1),
+    )
+}
+
+/// `compress::decompress::<D>` lane by lane: ⌊(y·q + 2^(D-1)) / 2^D⌋.
+#[inline]
+#[target_feature(enable = "neon")]
+fn decompress<const D: usize>(y: uint16x8_t) -> int16x8_t {
+    let q = vdupq_n_u16(Q as u16);
+    let shift = vdupq_n_s32(-(D as i32));
+    let low = vrshlq_u32(vmull_u16(vget_low_u16(y), vget_low_u16(q)), shift);
+    let high = vrshlq_u32(vmull_high_u16(y, q), shift);
+    vreinterpretq_s16_u16(vcombine_u16(vmovn_u32(low), vmovn_u32(high)))
+}
+
+/// `Backend::compress_encode`: ByteEncode_d(Compress_d(p)) into 32·d bytes.
+#[target_feature(enable = "neon")]
+pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
+    debug_assert_eq!(out.len(), 32 * D);
+    if D == 4 {
+        // 16 coefficients (8 pairs) to 8 bytes: low nibble first.
+        for at in (0..N).step_by(16) {
+            let int16x8x2_t(even, odd) = load_pairs(&p.coeffs, at);
+            let bytes = vorrq_u16(compress::<4>(even), vshlq_n_u16::<4>(compress::<4>(odd)));
+            store_u8x8(out, at / 2, vmovn_u16(bytes));
+        }
+        return;
+    }
+    let mut compressed = Poly::ZERO;
+    for at in (0..N).step_by(8) {
+        let values = vreinterpretq_s16_u16(compress::<D>(load_i16(&p.coeffs, at)));
+        store_i16(&mut compressed.coeffs, at, values);
+    }
+    encode::pack::<D>(&compressed, out, |c| c as u16);
+}
+
+/// `Backend::decode_decompress`: Decompress_d(ByteDecode_d(bytes)), in
+/// [0, q).
+#[target_feature(enable = "neon")]
+pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
+    debug_assert_eq!(bytes.len(), 32 * D);
+    if D == 4 {
+        for at in (0..N).step_by(16) {
+            let packed = load_u8x8(bytes, at / 2);
+            let low = vmovl_u8(vand_u8(packed, vdup_n_u8(0x0f)));
+            let high = vmovl_u8(vshr_n_u8::<4>(packed));
+            let pairs = int16x8x2_t(decompress::<4>(low), decompress::<4>(high));
+            store_pairs(&mut p.coeffs, at, pairs);
+        }
+        return;
+    }
+    encode::unpack::<D>(bytes, p, |v| v as i16);
+    for at in (0..N).step_by(8) {
+        let values = decompress::<D>(vreinterpretq_u16_s16(load_i16(&p.coeffs, at)));
+        store_i16(&mut p.coeffs, at, values);
+    }
+}
+
+/// Two 12-bit values per byte triple: (e, o) -> e, e >> 8 | o << 4, o >> 4.
+#[inline]
+#[target_feature(enable = "neon")]
+fn pack_12(even: uint16x8_t, odd: uint16x8_t) -> uint8x8x3_t {
+    uint8x8x3_t(
+        vmovn_u16(even),
+        vmovn_u16(vorrq_u16(vshrq_n_u16::<8>(even), vshlq_n_u16::<4>(odd))),
+        vmovn_u16(vshrq_n_u16::<4>(odd)),
+    )
+}
+
+/// `Backend::encode_12`: ByteEncode_12 of coefficients in (-q, q), as
+/// their canonical values; 16 coefficients to 24 bytes per step.
+#[target_feature(enable = "neon")]
+pub(super) fn encode_12(p: &Poly, out: &mut [u8]) {
+    debug_assert_eq!(out.len(), 384);
+    for step in 0..N / 16 {
+        let int16x8x2_t(even, odd) = load_pairs(&p.coeffs, 16 * step);
+        store_triples(out, 24 * step, pack_12(to_unsigned(even), to_unsigned(odd)));
+    }
+}
+
+/// `Backend::decode_12_checked`: ByteDecode_12, reporting whether every
+/// value was below q.
+#[target_feature(enable = "neon")]
+pub(super) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
+    debug_assert_eq!(bytes.len(), 384);
+    let q = vdupq_n_u16(Q as u16);
+    let mut all_below_q = vdupq_n_u16(u16::MAX);
+    for step in 0..N / 16 {
+        let uint8x8x3_t(b0, b1, b2) = load_triples(bytes, 24 * step);
+        let (b0, b1, b2) = (vmovl_u8(b0), vmovl_u8(b1), vmovl_u8(b2));
+        let even = vorrq_u16(b0, vshlq_n_u16::<8>(vandq_u16(b1, vdupq_n_u16(0x0f))));
+        let odd = vorrq_u16(vshrq_n_u16::<4>(b1), vshlq_n_u16::<4>(b2));
+        all_below_q = vandq_u16(
+            all_below_q,
+            vandq_u16(vcltq_u16(even, q), vcltq_u16(odd, q)),
+        );
+        let pairs = int16x8x2_t(vreinterpretq_s16_u16(even), vreinterpretq_s16_u16(odd));
+        store_pairs(&mut p.coeffs, 16 * step, pairs);
+    }
+    vminvq_u16(all_below_q) == u16::MAX
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{Backend, Neon, Portable};
+    use crate::field::Q;
+    use crate::poly::{Poly, N};
+
+    fn poly_from(f: impl Fn(usize) -> i16) -> Poly {
+        let mut p = Poly::ZERO;
+        for (i, c) in p.coeffs.iter_mut().enumerate() {
+            *c = f(i);
+        }
+        p
+    }
+
+    fn check_width<const D: usize>() {
+        // Every representative in (-q, q), in polynomials of 256.
+        for start in (-(Q as i32 - 1)..Q as i32).step_by(N) {
+            let p = poly_from(|i| (start + i as i32).min(Q as i32 - 1) as i16);
+            let (mut neon, mut portable) = (vec![0u8; 32 * D], vec![0u8; 32 * D]);
+            Neon::compress_encode::<D>(&p, &mut neon);
+            Portable::compress_encode::<D>(&p, &mut portable);
+            assert_eq!(neon, portable, "compress d = {D}, from {start}");
+            let (mut back, mut want) = (Poly::ZERO, Poly::ZERO);
+            Neon::decode_decompress::<D>(&neon, &mut back);
+            Portable::decode_decompress::<D>(&portable, &mut want);
+            assert_eq!(back, want, "decompress d = {D}, from {start}");
+        }
+    }
+
+    #[test]
+    fn compression_matches_the_portable_one_for_every_input() {
+        check_width::<1>();
+        check_width::<4>();
+        check_width::<5>();
+        check_width::<10>();
+        check_width::<11>();
+    }
+
+    #[test]
+    fn twelve_bit_coding_matches_the_portable_one() {
+        for start in (-(Q as i32 - 1)..Q as i32).step_by(N) {
+            let p = poly_from(|i| (start + i as i32).min(Q as i32 - 1) as i16);
+            let (mut neon, mut portable) = ([0u8; 384], [0u8; 384]);
+            Neon::encode_12(&p, &mut neon);
+            Portable::encode_12(&p, &mut portable);
+            assert_eq!(neon, portable);
+        }
+        let bytes: Vec<u8> = (0..384u32).map(|i| (i * 97 + 13) as u8).collect();
+        let (mut neon, mut portable) = (Poly::ZERO, Poly::ZERO);
+        let verdict = Neon::decode_12_checked(&bytes, &mut neon);
+        assert_eq!(verdict, Portable::decode_12_checked(&bytes, &mut portable));
+        assert_eq!(neon, portable);
+        let canonical = [0u8; 384];
+        assert!(Neon::decode_12_checked(&canonical, &mut neon));
+    }
+}

@@ -1,0 +1,330 @@
+//! Sampling for the `neon` backend: Â and the noise vectors two sponges at
+//! a time on the two-way Keccak (`keccak_x2_neon`), rejection sampling
+//! (Algorithm 7) and SamplePolyCBD (Algorithm 8) on 128-bit vectors.
+//!
+//! The coefficients are the portable ones: each sponge sees the same input
+//! and squeezes the same blocks, rejection keeps the first 256 candidates
+//! below q in stream order, and CBD computes the same bit sums.
+//!
+//! Constant time: CBD works on secret bytes with lane arithmetic only.
+//! Rejection sampling indexes a table with its acceptance mask and branches
+//! on how many candidates it kept, both functions of the XOF output of ρ,
+//! which is public (part of the encapsulation key), as in the portable and
+//! AVX2 code. Secret sponge states and PRF output are wiped after use.
+
+use core::arch::aarch64::{
+    int8x16_t, uint16x8_t, uint8x16_t, vaddq_u16, vaddq_u8, vaddvq_u16, vandq_u16, vandq_u8,
+    vcltq_u16, vdupq_n_u16, vdupq_n_u8, vget_low_s8, vmovl_high_s8, vmovl_s8, vqtbl1q_u8,
+    vreinterpretq_s16_u16, vreinterpretq_s16_u8, vreinterpretq_s8_u8, vreinterpretq_u16_s16,
+    vreinterpretq_u16_u8, vreinterpretq_u8_u16, vshlq_u16, vshrq_n_u16, vshrq_n_u8, vsubq_s16,
+    vsubq_s8, vzip1q_s16, vzip1q_s8, vzip2q_s16, vzip2q_s8,
+};
+
+use super::keccak_x2_neon::keccak_f1600_x2;
+use super::mem_neon::{load_i16, load_u8, store_i16};
+use super::Neon;
+use crate::field::Q;
+use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::poly::{Poly, N};
+use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
+use crate::wipe::wipe;
+
+/// SHAKE128 blocks squeezed before the first rejection pass (as
+/// `sample::sample_ntt`).
+const FIRST_BLOCKS: usize = 3;
+
+/// The sponge state after absorbing `input` (shorter than `RATE`) with the
+/// SHAKE padding.
+fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
+    let mut block = [0u8; RATE];
+    let mut len = 0;
+    for part in input {
+        block[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    block[len] ^= SHAKE_DOMAIN;
+    block[RATE - 1] ^= 0x80;
+    let mut state = [0u64; 25];
+    xor_block(&mut state, &block);
+    wipe(&mut block, [0; RATE]);
+    state
+}
+
+/// Two permutations: the two-way one.
+#[target_feature(enable = "neon")]
+fn permute_pair(a: &mut [u64; 25], b: &mut [u64; 25]) {
+    let start = permutation_start();
+    keccak_f1600_x2(a, b);
+    permutation_end(start, 2);
+}
+
+/// Byte shuffle spreading four 3-byte groups into eight u16 lanes: lane 2j
+/// takes bytes 3j and 3j+1, lane 2j+1 bytes 3j+1 and 3j+2.
+const SPREAD_12: [u8; 16] = [0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11];
+/// Per-lane shifts after the spread: odd lanes drop their low nibble.
+const SPREAD_SHIFTS: [i16; 8] = [0, -4, 0, -4, 0, -4, 0, -4];
+
+/// The eight 12-bit values of 12 bytes (the first 12 lanes of `bytes`):
+/// value 2j = bits 0-11 of group j, value 2j+1 = bits 12-23.
+#[inline]
+#[target_feature(enable = "neon")]
+fn spread_12_bits(bytes: uint8x16_t) -> uint16x8_t {
+    let pairs = vreinterpretq_u16_u8(vqtbl1q_u8(bytes, load_u8(&SPREAD_12, 0)));
+    let shifted = vshlq_u16(pairs, load_i16(&SPREAD_SHIFTS, 0));
+    vandq_u16(shifted, vdupq_n_u16(0x0fff))
+}
+
+/// Lane i's bit of an acceptance mask.
+const LANE_BITS: [i16; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/// For each 8-bit acceptance mask, the byte shuffle that moves the
+/// accepted u16 lanes to the front, in order.
+const COMPACT: [[u8; 16]; 256] = {
+    let mut table = [[0xffu8; 16]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut out = 0;
+        let mut lane = 0;
+        while lane < 8 {
+            if mask & (1 << lane) != 0 {
+                table[mask][2 * out] = 2 * lane as u8;
+                table[mask][2 * out + 1] = 2 * lane as u8 + 1;
+                out += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// As `sample::rejection_sample`: appends to `coeffs[filled..]` the 12-bit
+/// candidates of `bytes` (whole 3-byte groups) below q, until the
+/// polynomial is full; returns the new count. Eight candidates per step
+/// while eight more fit, the rest on the portable code.
+#[target_feature(enable = "neon")]
+pub(super) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while filled + 8 <= N && at + 16 <= bytes.len() {
+        let candidates = spread_12_bits(load_u8(bytes, at));
+        let accepted = vcltq_u16(candidates, vdupq_n_u16(Q as u16));
+        let lane_bits = vandq_u16(accepted, vreinterpretq_u16_s16(load_i16(&LANE_BITS, 0)));
+        let mask = usize::from(vaddvq_u16(lane_bits));
+        let kept = vqtbl1q_u8(vreinterpretq_u8_u16(candidates), load_u8(&COMPACT[mask], 0));
+        store_i16(coeffs, filled, vreinterpretq_s16_u8(kept));
+        filled += mask.count_ones() as usize;
+        at += 12;
+    }
+    crate::sample::rejection_sample(coeffs, filled, &bytes[at..])
+}
+
+/// SampleNTT for two matrix entries at once: `out[e]` from the XOF of
+/// ρ ‖ `indices[e]` (the two bytes j, i).
+#[target_feature(enable = "neon")]
+fn sample_ntt_pair(rho: &[u8; 32], indices: [[u8; 2]; 2], out: &mut [Poly]) {
+    count(Primitive::Xof, 2);
+    let [mut a, mut b] = indices.map(|ji| absorbed::<SHAKE128_RATE>(&[rho, &ji]));
+    let mut blocks = [[0u8; FIRST_BLOCKS * SHAKE128_RATE]; 2];
+    for at in (0..FIRST_BLOCKS * SHAKE128_RATE).step_by(SHAKE128_RATE) {
+        permute_pair(&mut a, &mut b);
+        read_lanes(&a, &mut blocks[0][at..at + SHAKE128_RATE]);
+        read_lanes(&b, &mut blocks[1][at..at + SHAKE128_RATE]);
+    }
+    let (first, second) = out.split_at_mut(1);
+    let polys = [&mut first[0], &mut second[0]];
+    let mut filled = [0; 2];
+    for e in 0..2 {
+        filled[e] = rejection_sample(&mut polys[e].coeffs, 0, &blocks[e]);
+    }
+    // Rarely, more blocks: both on the two-way permutation, or the one
+    // that still needs them on the one-way one (public: ρ's XOF).
+    while filled != [N; 2] {
+        let block = |state: &[u64; 25]| {
+            let mut bytes = [0u8; SHAKE128_RATE];
+            read_lanes(state, &mut bytes);
+            bytes
+        };
+        if filled[0] < N && filled[1] < N {
+            permute_pair(&mut a, &mut b);
+        } else if filled[0] < N {
+            <Neon as crate::hash::Permutation>::keccak_f1600(&mut a);
+        } else {
+            <Neon as crate::hash::Permutation>::keccak_f1600(&mut b);
+        }
+        for (e, state) in [&a, &b].into_iter().enumerate() {
+            if filled[e] < N {
+                filled[e] = rejection_sample(&mut polys[e].coeffs, filled[e], &block(state));
+            }
+        }
+    }
+}
+
+/// `Backend::sample_matrix`: Â row-major, two entries at a time (a lone
+/// last entry on the one-way permutation).
+#[target_feature(enable = "neon")]
+pub(super) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
+    let indices = |index: usize| [(index % k) as u8, (index / k) as u8];
+    let mut pairs = out.chunks_exact_mut(2);
+    for (pair_index, pair) in pairs.by_ref().enumerate() {
+        sample_ntt_pair(
+            rho,
+            [indices(2 * pair_index), indices(2 * pair_index + 1)],
+            pair,
+        );
+    }
+    if let [last] = pairs.into_remainder() {
+        let [j, i] = indices(k * k - 1);
+        crate::sample::sample_ntt::<Neon>(rho, j, i, last);
+    }
+}
+
+/// (b0 + b1) - (b2 + b3) of the 2-bit sums in each byte's low nibble.
+#[inline]
+#[target_feature(enable = "neon")]
+fn nibble_value(nibbles: uint8x16_t) -> int8x16_t {
+    vsubq_s8(
+        vreinterpretq_s8_u8(vandq_u8(nibbles, vdupq_n_u8(3))),
+        vreinterpretq_s8_u8(vshrq_n_u8::<2>(nibbles)),
+    )
+}
+
+/// SamplePolyCBD_2 from 128 bytes: each byte gives two coefficients, one
+/// per nibble, each (b0 + b1) - (b2 + b3) of its bits.
+#[target_feature(enable = "neon")]
+fn cbd2(bytes: &[u8], p: &mut Poly) {
+    debug_assert_eq!(bytes.len(), 128);
+    for step in 0..8 {
+        let b = load_u8(bytes, 16 * step);
+        let pairs = vdupq_n_u8(0x55);
+        let sums = vaddq_u8(vandq_u8(b, pairs), vandq_u8(vshrq_n_u8::<1>(b), pairs));
+        let low = nibble_value(vandq_u8(sums, vdupq_n_u8(0x0f)));
+        let high = nibble_value(vshrq_n_u8::<4>(sums));
+        let at = 32 * step;
+        for (half, coeffs) in [vzip1q_s8(low, high), vzip2q_s8(low, high)]
+            .into_iter()
+            .enumerate()
+        {
+            store_i16(&mut p.coeffs, at + 16 * half, vmovl_s8(vget_low_s8(coeffs)));
+            store_i16(&mut p.coeffs, at + 16 * half + 8, vmovl_high_s8(coeffs));
+        }
+    }
+}
+
+/// SamplePolyCBD_3 from 192 bytes: each 12-bit half of a 3-byte group gives
+/// two coefficients, each (b0 + b1 + b2) - (b3 + b4 + b5) of its bits.
+#[target_feature(enable = "neon")]
+fn cbd3(bytes: &[u8], p: &mut Poly) {
+    debug_assert_eq!(bytes.len(), 192);
+    let bit_of_each_3 = vdupq_n_u16(0x0249);
+    for step in 0..16 {
+        let at = 12 * step;
+        let loaded = if at + 16 <= bytes.len() {
+            load_u8(bytes, at)
+        } else {
+            // The last 12 bytes: a 16-byte load would read past the end.
+            let mut tail = [0u8; 16];
+            tail[..12].copy_from_slice(&bytes[at..]);
+            let v = load_u8(&tail, 0);
+            wipe(&mut tail, [0; 16]);
+            v
+        };
+        let x = spread_12_bits(loaded);
+        let sums = vaddq_u16(
+            vaddq_u16(
+                vandq_u16(x, bit_of_each_3),
+                vandq_u16(vshrq_n_u16::<1>(x), bit_of_each_3),
+            ),
+            vandq_u16(vshrq_n_u16::<2>(x), bit_of_each_3),
+        );
+        let seven = vdupq_n_u16(7);
+        let first = vsubq_s16(
+            vreinterpretq_s16_u16(vandq_u16(sums, seven)),
+            vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<3>(sums), seven)),
+        );
+        let second = vsubq_s16(
+            vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<6>(sums), seven)),
+            vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<9>(sums), seven)),
+        );
+        let out = 16 * step;
+        store_i16(&mut p.coeffs, out, vzip1q_s16(first, second));
+        store_i16(&mut p.coeffs, out + 8, vzip2q_s16(first, second));
+    }
+}
+
+/// SamplePolyCBD_eta on 128-bit vectors.
+#[target_feature(enable = "neon")]
+pub(super) fn sample_poly_cbd<const ETA: usize>(bytes: &[u8], p: &mut Poly) {
+    match ETA {
+        2 => cbd2(bytes, p),
+        3 => cbd3(bytes, p),
+        _ => unreachable!("FIPS 203 uses eta = 2 or 3 only"),
+    }
+}
+
+/// `Backend::sample_noise`: `out[i]` = SamplePolyCBD_eta(PRF_eta(seed,
+/// nonce + i)), two PRF streams at a time (a lone last one on the one-way
+/// permutation).
+#[target_feature(enable = "neon")]
+pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
+    let len = 64 * ETA;
+    let mut streams = [[0u8; 192]; 2];
+    let mut pairs = out.chunks_exact_mut(2);
+    let mut next_nonce = nonce;
+    for pair in pairs.by_ref() {
+        count(Primitive::Prf, 2);
+        let [mut a, mut b] = [next_nonce, next_nonce.wrapping_add(1)]
+            .map(|n| absorbed::<SHAKE256_RATE>(&[seed, &[n]]));
+        for at in (0..len).step_by(SHAKE256_RATE) {
+            let end = (at + SHAKE256_RATE).min(len);
+            permute_pair(&mut a, &mut b);
+            read_lanes(&a, &mut streams[0][at..end]);
+            read_lanes(&b, &mut streams[1][at..end]);
+        }
+        for (p, stream) in pair.iter_mut().zip(&streams) {
+            sample_poly_cbd::<ETA>(&stream[..len], p);
+        }
+        wipe(&mut a, [0; 25]);
+        wipe(&mut b, [0; 25]);
+        next_nonce = next_nonce.wrapping_add(2);
+    }
+    if let [last] = pairs.into_remainder() {
+        crate::hash::prf::<Neon>(seed, next_nonce, &mut streams[0][..len]);
+        sample_poly_cbd::<ETA>(&streams[0][..len], last);
+    }
+    wipe(&mut streams, [[0; 192]; 2]);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{Backend, Neon, Portable};
+    use crate::poly::Poly;
+
+    #[test]
+    fn cbd_and_noise_match_the_portable_ones() {
+        for k in 2..=4 {
+            let seed: [u8; 32] = core::array::from_fn(|i| (i * 151 + k * 29) as u8);
+            let mut neon = vec![Poly::ZERO; k + 1];
+            let mut portable = neon.clone();
+            Neon::sample_noise::<2>(&seed, 3, &mut neon);
+            Portable::sample_noise::<2>(&seed, 3, &mut portable);
+            assert_eq!(neon, portable, "eta 2, k = {k}");
+            Neon::sample_noise::<3>(&seed, 5, &mut neon[..k]);
+            Portable::sample_noise::<3>(&seed, 5, &mut portable[..k]);
+            assert_eq!(neon, portable, "eta 3, k = {k}");
+        }
+    }
+
+    #[test]
+    fn matrix_matches_the_portable_one() {
+        for k in 2..=4 {
+            for variant in 0..16u8 {
+                let rho: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(7) ^ variant);
+                let mut neon = vec![Poly::ZERO; k * k];
+                let mut portable = neon.clone();
+                Neon::sample_matrix(&rho, k, &mut neon);
+                Portable::sample_matrix(&rho, k, &mut portable);
+                assert_eq!(neon, portable, "k = {k}, variant {variant}");
+            }
+        }
+    }
+}
