@@ -43,6 +43,14 @@ cargo test --release --workspace
 # The report needs kem-core's profiling counters (off in the build above).
 cargo test --release -q -p test-tools --features profiling --bin report
 
+echo "== AArch64 under qemu: kem-core (portable, neon; with and without SHA-3) and the provider"
+# CI installs the toolchain (see scripts/aarch64.sh); elsewhere it is optional.
+if command -v qemu-aarch64 >/dev/null || [ "${CI:-}" = true ]; then
+    MLKEM_HOST_PROVIDER_DIR="$provider_dir" bash scripts/aarch64.sh
+else
+    echo "skipped: no qemu-aarch64 (install the packages listed in scripts/aarch64.sh)"
+fi
+
 echo "== in-process benchmarks, smoke (system OpenSSL through the openssl crate)"
 cargo run --release -q -p test-tools --bin evp-bench -- --quick ML-KEM-768 X25519MLKEM768 >/dev/null
 cargo run --release -q -p test-tools --bin tls-bench -- --handshakes 50 --rounds 1 >/dev/null

@@ -24,7 +24,9 @@
 //!   names it (e.g. `neon-sha3` or `neon`).
 //!
 //! `MLKEM_DIFFERENTIAL_CASES` sets the differential test's cases per
-//! parameter set (10,000 by default).
+//! parameter set (10,000 by default); `--quick` leaves out the 10,000-round
+//! accumulated checks (the 100-round ones still run); `--ignored` adds the
+//! million-round one.
 
 #[path = "accumulated.rs"]
 mod accumulated;
@@ -44,7 +46,7 @@ use kem_core::{available_backends, BackendKind};
 /// One check: its name and body (which panics on failure).
 type Check = (&'static str, fn());
 
-/// Every check, in the order they run: the cheap vector families first.
+/// The checks that always run, in order: the vector families first.
 const CHECKS: &[Check] = &[
     ("vectors::acvp_2024_keygen", vectors::acvp_2024_keygen),
     (
@@ -132,6 +134,28 @@ const CHECKS: &[Check] = &[
     ),
 ];
 
+/// The 10,000-round accumulated checks, left out with `--quick`.
+const LONG_CHECKS: &[Check] = &[
+    (
+        "accumulated::accumulated_10k_ml_kem_512",
+        accumulated::accumulated_10k_ml_kem_512,
+    ),
+    (
+        "accumulated::accumulated_10k_ml_kem_768",
+        accumulated::accumulated_10k_ml_kem_768,
+    ),
+    (
+        "accumulated::accumulated_10k_ml_kem_1024",
+        accumulated::accumulated_10k_ml_kem_1024,
+    ),
+];
+
+/// Left out unless `--ignored` is given (as in libtest): a million rounds.
+const IGNORED_CHECKS: &[Check] = &[(
+    "accumulated::accumulated_1m_ml_kem_768",
+    accumulated::accumulated_1m_ml_kem_768,
+)];
+
 /// Whether this run executes the checks (see the module docs).
 fn enabled() -> bool {
     !cfg!(target_arch = "x86_64") || std::env::var("MLKEM_SINGLE_THREADED").as_deref() == Ok("1")
@@ -168,7 +192,7 @@ fn main() -> ExitCode {
         println!(
             "single_threaded: {} checks, run by libtest on this host (set \
              MLKEM_SINGLE_THREADED=1 to run them here)",
-            CHECKS.len()
+            CHECKS.len() + LONG_CHECKS.len() + IGNORED_CHECKS.len()
         );
         return ExitCode::SUCCESS;
     }
@@ -188,9 +212,17 @@ fn main() -> ExitCode {
         println!("EXPECTATION FAILED: {problem}");
     }
 
+    let flag = |name: &str| std::env::args().any(|arg| arg == name);
+    let mut checks = CHECKS.to_vec();
+    if !flag("--quick") {
+        checks.extend_from_slice(LONG_CHECKS);
+    }
+    if flag("--ignored") {
+        checks.extend_from_slice(IGNORED_CHECKS);
+    }
     let started = Instant::now();
     let mut failed = Vec::new();
-    for &(name, check) in CHECKS {
+    for &(name, check) in &checks {
         let start = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(check));
         let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
@@ -206,7 +238,7 @@ fn main() -> ExitCode {
     let backend_names: Vec<&str> = backends.iter().map(|kind| kind.name()).collect();
     println!(
         "single_threaded: {} passed, {} failed, on {} ({:.0} s)",
-        CHECKS.len() - failed.len(),
+        checks.len() - failed.len(),
         failed.len(),
         backend_names.join(" and "),
         started.elapsed().as_secs_f64()

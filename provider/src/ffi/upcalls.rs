@@ -199,9 +199,16 @@ pub(crate) fn raise(error: &ProviderError, function: &'static CStr) {
         if let Some(set_debug) = u.set_error_debug {
             set_debug(handle, c"mlkem-provider".as_ptr(), 0, function.as_ptr());
         }
-        let mut args: sys::__va_list_tag = core::mem::zeroed();
         let format = detail.as_ref().map_or(ptr::null(), |d| d.as_ptr());
-        vset_error(handle, error.reason.code(), format, &mut args);
+        // x86-64's va_list is a one-element array (passed as a pointer),
+        // AArch64's a struct passed by value.
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut args: sys::__va_list_tag = core::mem::zeroed();
+            vset_error(handle, error.reason.code(), format, &mut args);
+        }
+        #[cfg(target_arch = "aarch64")]
+        vset_error(handle, error.reason.code(), format, core::mem::zeroed());
     }
     drop(live);
 }
