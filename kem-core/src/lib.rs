@@ -19,7 +19,9 @@
 //! - Backends: portable Rust, and on x86-64 an AVX2 one (4-way Keccak,
 //!   vectorised NTT, sampling, compression and coding) and an AVX-512 one
 //!   (8-way Keccak on 512-bit vectors, 512-bit NTT and base
-//!   multiplication, the rest AVX2), chosen once at run time; see
+//!   multiplication, the rest AVX2), and on AArch64 a Neon one (128-bit
+//!   NTT, sampling, compression and coding, 2-way Keccak with the SHA-3
+//!   extension where present), chosen once at run time; see
 //!   [`active_backend`], [`set_backend`], [`with_backend`] and the
 //!   `MLKEM_BACKEND` environment variable. All give the same bytes.
 //!

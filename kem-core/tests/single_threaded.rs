@@ -28,6 +28,11 @@
 //! accumulated checks (the 100-round ones still run); `--ignored` adds the
 //! million-round one.
 
+// Each check file is a crate of its own under libtest and declares the
+// helper modules it uses (`backends`, `libtest_tests`); compiled together
+// here, those load once per file.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "accumulated.rs"]
 mod accumulated;
 #[path = "differential.rs"]

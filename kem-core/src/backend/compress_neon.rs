@@ -4,26 +4,30 @@
 //! - Compress_d and Decompress_d run on vectors for every d, with the
 //!   portable formulas of `compress` (the rounding division by q as a
 //!   multiplication by ceil(2^36 / q) and a shift, on 64-bit lanes).
-//! - d = 4 and d = 12 are packed and unpacked on vectors (nibble pairs;
-//!   `ld3`/`st3` byte triples holding two 12-bit values); d = 5, 10 and 11
-//!   take the portable bit packing of the vector-compressed values.
+//! - Packing and unpacking run on vectors too: d = 4 as nibble pairs,
+//!   d = 12 as `ld3`/`st3` byte triples holding two 12-bit values, and
+//!   d = 5, 10 and 11 eight values (d bytes) at a time ([`pack_8`],
+//!   [`unpack_8`]).
 //!
 //! Only lane arithmetic on the coefficients: constant time. The modulus
 //! check of ByteDecode_12 accumulates its verdict in a vector and reports
 //! it once.
 
 use core::arch::aarch64::{
-    int16x8_t, int16x8x2_t, uint16x8_t, uint32x4_t, uint8x8x3_t, vaddq_s16, vaddq_u32, vand_u8,
-    vandq_s16, vandq_u16, vcltq_u16, vcombine_u16, vcombine_u32, vdup_n_u32, vdup_n_u8,
-    vdupq_n_s16, vdupq_n_s32, vdupq_n_u16, vdupq_n_u32, vget_low_u16, vget_low_u32, vminvq_u16,
-    vmovl_high_u16, vmovl_u16, vmovl_u8, vmovn_u16, vmovn_u32, vmovn_u64, vmull_high_u16,
-    vmull_high_u32, vmull_u16, vmull_u32, vorrq_u16, vreinterpretq_s16_u16, vreinterpretq_u16_s16,
-    vrshlq_u32, vshlq_n_u16, vshlq_u32, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u64,
+    int16x8_t, int16x8x2_t, uint16x8_t, uint32x4_t, uint8x16_t, uint8x8x3_t, vaddq_s16, vaddq_u32,
+    vand_u8, vandq_s16, vandq_u16, vandq_u32, vandq_u64, vcltq_u16, vcombine_s64, vcombine_u16,
+    vcombine_u32, vcombine_u64, vcreate_s64, vcreate_u64, vdup_n_u32, vdup_n_u8, vdupq_laneq_u64,
+    vdupq_n_s16, vdupq_n_s32, vdupq_n_s64, vdupq_n_u16, vdupq_n_u32, vdupq_n_u64, vget_low_u16,
+    vget_low_u32, vminvq_u16, vmovl_high_u16, vmovl_u16, vmovl_u8, vmovn_u16, vmovn_u32, vmovn_u64,
+    vmull_high_u16, vmull_high_u32, vmull_u16, vmull_u32, vorrq_u16, vorrq_u32, vorrq_u64,
+    vqtbl1q_u8, vreinterpretq_s16_u16, vreinterpretq_u16_s16, vreinterpretq_u32_u16,
+    vreinterpretq_u32_u8, vreinterpretq_u64_u32, vreinterpretq_u8_u64, vrshlq_u32, vshlq_n_u16,
+    vshlq_u32, vshlq_u64, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u32, vshrq_n_u64,
 };
 
 use super::mem_neon::{
-    load_i16, load_pairs, load_triples, load_u8x8, store_i16, store_pairs, store_triples,
-    store_u8x8,
+    load_i16, load_i32, load_pairs, load_triples, load_u8, load_u8x8, store_i16, store_pairs,
+    store_triples, store_u8, store_u8x8,
 };
 use crate::encode;
 use crate::field::Q;
@@ -83,6 +87,107 @@ fn decompress<const D: usize>(y: uint16x8_t) -> int16x8_t {
     vreinterpretq_s16_u16(vcombine_u16(vmovn_u32(low), vmovn_u32(high)))
 }
 
+/// Eight d-bit values (u16 lanes) as the 8·d bits of ByteEncode_d, in the
+/// first d bytes of the result (the rest zero): pairs merged into 2d-bit
+/// u32 lanes, those into 4d-bit u64 lanes, and the high u64 shifted onto
+/// the low one across the lane boundary.
+#[inline]
+#[target_feature(enable = "neon")]
+fn pack_8<const D: usize>(values: uint16x8_t) -> uint8x16_t {
+    let x = vreinterpretq_u32_u16(values);
+    let pairs = vorrq_u32(
+        vandq_u32(x, vdupq_n_u32(0xffff)),
+        vshlq_u32(vshrq_n_u32::<16>(x), vdupq_n_s32(D as i32)),
+    );
+    let y = vreinterpretq_u64_u32(pairs);
+    let quads = vorrq_u64(
+        vandq_u64(y, vdupq_n_u64(0xffff_ffff)),
+        vshlq_u64(vshrq_n_u64::<32>(y), vdupq_n_s64(2 * D as i64)),
+    );
+    let high = vdupq_laneq_u64::<1>(quads);
+    let shifts = vcombine_s64(
+        vcreate_s64(4 * D as u64),
+        vcreate_s64((4 * D as i64 - 64) as u64),
+    );
+    let low = vandq_u64(quads, vcombine_u64(vcreate_u64(u64::MAX), vcreate_u64(0)));
+    vreinterpretq_u8_u64(vorrq_u64(low, vshlq_u64(high, shifts)))
+}
+
+/// For [`unpack_8`]: the `TBL` indices that put bytes ⌊d·i / 8⌋ .. +3 of a
+/// group into u32 lane i (values `4·half` .. `4·half + 3`), and the right
+/// shifts (negative) that bring value i to the bottom of its lane.
+const fn unpack_tables(d: usize, half: usize) -> ([u8; 16], [i32; 4]) {
+    let mut indices = [0u8; 16];
+    let mut shifts = [0i32; 4];
+    let mut lane = 0;
+    while lane < 4 {
+        let bit = d * (4 * half + lane);
+        let mut byte = 0;
+        while byte < 4 {
+            indices[4 * lane + byte] = (bit / 8 + byte) as u8;
+            byte += 1;
+        }
+        shifts[lane] = -((bit % 8) as i32);
+        lane += 1;
+    }
+    (indices, shifts)
+}
+
+/// The eight d-bit values of ByteDecode_d whose d bytes start `bytes`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn unpack_8<const D: usize>(bytes: uint8x16_t) -> uint16x8_t {
+    let mask = vdupq_n_u32((1 << D) - 1);
+    let (low_indices, low_shifts) = const { unpack_tables(D, 0) };
+    let (high_indices, high_shifts) = const { unpack_tables(D, 1) };
+    let low = vreinterpretq_u32_u8(vqtbl1q_u8(bytes, load_u8(&low_indices, 0)));
+    let high = vreinterpretq_u32_u8(vqtbl1q_u8(bytes, load_u8(&high_indices, 0)));
+    let low = vandq_u32(vshlq_u32(low, load_i32(&low_shifts, 0)), mask);
+    let high = vandq_u32(vshlq_u32(high, load_i32(&high_shifts, 0)), mask);
+    vcombine_u16(vmovn_u32(low), vmovn_u32(high))
+}
+
+/// ByteEncode_d of 256 values < 2^d (u16 lanes of `values`), 8 at a time;
+/// each step writes 16 bytes, d of them its own (the next step overwrites
+/// the rest), except the last ones, which go through a buffer.
+#[inline]
+#[target_feature(enable = "neon")]
+fn pack<const D: usize>(values: &[i16; N], out: &mut [u8]) {
+    for group in 0..N / 8 {
+        let packed = pack_8::<D>(vreinterpretq_u16_s16(load_i16(values, 8 * group)));
+        let at = D * group;
+        if at + 16 <= out.len() {
+            store_u8(out, at, packed);
+        } else {
+            let mut last = [0u8; 16];
+            store_u8(&mut last, 0, packed);
+            out[at..at + D].copy_from_slice(&last[..D]);
+        }
+    }
+}
+
+/// ByteDecode_d into u16 lanes, 8 values (d bytes) at a time; the last
+/// groups are read through a buffer (a 16-byte load would pass the end).
+#[inline]
+#[target_feature(enable = "neon")]
+fn unpack<const D: usize>(bytes: &[u8], values: &mut [i16; N]) {
+    for group in 0..N / 8 {
+        let at = D * group;
+        let loaded = if at + 16 <= bytes.len() {
+            load_u8(bytes, at)
+        } else {
+            let mut last = [0u8; 16];
+            last[..D].copy_from_slice(&bytes[at..at + D]);
+            load_u8(&last, 0)
+        };
+        store_i16(
+            values,
+            8 * group,
+            vreinterpretq_s16_u16(unpack_8::<D>(loaded)),
+        );
+    }
+}
+
 /// `Backend::compress_encode`: ByteEncode_d(Compress_d(p)) into 32·d bytes.
 #[target_feature(enable = "neon")]
 pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
@@ -101,7 +206,10 @@ pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
         let values = vreinterpretq_s16_u16(compress::<D>(load_i16(&p.coeffs, at)));
         store_i16(&mut compressed.coeffs, at, values);
     }
-    encode::pack::<D>(&compressed, out, |c| c as u16);
+    match D {
+        5 | 10 | 11 => pack::<D>(&compressed.coeffs, out),
+        _ => encode::pack::<D>(&compressed, out, |c| c as u16),
+    }
 }
 
 /// `Backend::decode_decompress`: Decompress_d(ByteDecode_d(bytes)), in
@@ -119,7 +227,10 @@ pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
         }
         return;
     }
-    encode::unpack::<D>(bytes, p, |v| v as i16);
+    match D {
+        5 | 10 | 11 => unpack::<D>(bytes, &mut p.coeffs),
+        _ => encode::unpack::<D>(bytes, p, |v| v as i16),
+    }
     for at in (0..N).step_by(8) {
         let values = decompress::<D>(vreinterpretq_u16_s16(load_i16(&p.coeffs, at)));
         store_i16(&mut p.coeffs, at, values);

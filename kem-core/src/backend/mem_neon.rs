@@ -4,8 +4,8 @@
 //! for the whole vector.
 
 use core::arch::aarch64::{
-    int16x8_t, int16x8x2_t, uint8x16_t, uint8x8_t, uint8x8x3_t, vld1_u8, vld1q_s16, vld1q_u8,
-    vld2q_s16, vld3_u8, vst1_u8, vst1q_s16, vst2q_s16, vst3_u8,
+    int16x8_t, int16x8x2_t, int32x4_t, uint8x16_t, uint8x8_t, uint8x8x3_t, vld1_u8, vld1q_s16,
+    vld1q_s32, vld1q_u8, vld2q_s16, vld3_u8, vst1_u8, vst1q_s16, vst1q_u8, vst2q_s16, vst3_u8,
 };
 
 /// The 8 coefficients `c[at..at + 8]`.
@@ -81,4 +81,20 @@ pub(super) fn store_triples(b: &mut [u8], at: usize, v: uint8x8x3_t) {
     let piece = &mut b[at..at + 24];
     // SAFETY: `piece` holds 24 writable bytes.
     unsafe { vst3_u8(piece.as_mut_ptr(), v) }
+}
+
+/// Writes `v` to `b[at..at + 16]`.
+#[inline(always)]
+pub(super) fn store_u8(b: &mut [u8], at: usize, v: uint8x16_t) {
+    let piece = &mut b[at..at + 16];
+    // SAFETY: `piece` holds 16 writable bytes.
+    unsafe { vst1q_u8(piece.as_mut_ptr(), v) }
+}
+
+/// The 4 values `c[at..at + 4]`.
+#[inline(always)]
+pub(super) fn load_i32(c: &[i32], at: usize) -> int32x4_t {
+    let piece = &c[at..at + 4];
+    // SAFETY: `piece` holds 4 readable i32.
+    unsafe { vld1q_s32(piece.as_ptr()) }
 }
