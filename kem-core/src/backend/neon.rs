@@ -9,9 +9,9 @@
 //!   otherwise.
 //! - Compression and coding: `compress_neon`.
 //! - The one-way hashes (G, H, J, a lone XOF or PRF stream) stay on the
-//!   `keccak` crate's scalar permutation: on most Arm cores the scalar
-//!   pipelines run one Keccak state faster than one 128-bit vector lane
-//!   pair half empty.
+//!   `keccak` crate's scalar permutation: one state would fill only half
+//!   of each 128-bit vector, and the scalar permutation is already fast on
+//!   wide Arm cores.
 //! - Key generation, key parsing and decapsulation take the generic
 //!   (sequential) algorithm, which reaches the code above through the
 //!   `Backend` methods.
