@@ -35,6 +35,9 @@ pub(crate) struct ProvCtx {
     pub(crate) input_formats: Vec<PrivateKeyFormat>,
     /// Whether keys keep their seed (`ml-kem.retain_seed`).
     pub(crate) retain_seed: bool,
+    /// Bytes per hex line of `-text` output, as the loading OpenSSL prints
+    /// its own keys.
+    pub(crate) text_bytes_per_line: usize,
 }
 
 impl Object for ProvCtx {
@@ -54,6 +57,7 @@ impl ProvCtx {
             output_formats,
             input_formats,
             retain_seed,
+            text_bytes_per_line: crate::codec::bytes_per_line(core_major_version(instance)),
         })
     }
 
@@ -77,8 +81,17 @@ impl ProvCtx {
             output_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             input_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             retain_seed: true,
+            text_bytes_per_line: crate::codec::bytes_per_line(3),
         }))
     }
+}
+
+/// The major version of the OpenSSL that loaded us (the core's
+/// `openssl-version`, e.g. "3.0.13"), 3 if it does not say.
+fn core_major_version(instance: Instance) -> u32 {
+    upcalls::config_value(instance, names::CORE_VERSION)
+        .and_then(|version| version.split('.').next()?.parse().ok())
+        .unwrap_or(3)
 }
 
 fn parse_bool(text: &str) -> Option<bool> {

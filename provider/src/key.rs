@@ -29,6 +29,10 @@ pub(crate) trait KeyKind: Sized + Sync + 'static {
     /// Whether two empty keys match, as in OpenSSL 3.5's keymgmt of this
     /// kind.
     const EMPTY_KEYS_MATCH: bool;
+    /// Whether keys of this kind are CMS KEM recipients (RFC 9629): as
+    /// OpenSSL 3.6's ML-KEM keymgmt, `get_params` then answers `ri-type`
+    /// and `kemri-kdf-alg`.
+    const CMS_KEM_RECIPIENT: bool;
     /// Parameters `get_params` answers.
     const GETTABLE: &'static [OSSL_PARAM];
     /// Parameters generation takes.

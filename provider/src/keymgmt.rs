@@ -34,6 +34,15 @@ pub(crate) struct GenCtx<K: KeyKind> {
     _properties: Option<CString>,
 }
 
+/// `CMS_RECIPINFO_KEM` of OpenSSL's `cms.h`.
+const CMS_RECIPINFO_KEM: i64 = 5;
+
+/// DER of the AlgorithmIdentifier of id-alg-hkdf-with-sha256
+/// (1.2.840.113549.1.9.16.3.28, RFC 8619), parameters absent.
+const HKDF_SHA256_ALGORITHM_ID: [u8; 15] = [
+    0x30, 0x0d, 0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x10, 0x03, 0x1c,
+];
+
 impl<K: KeyKind> Object for GenCtx<K> {
     fn instance(&self) -> Instance {
         self.prov.instance()
@@ -134,6 +143,16 @@ impl<K: KeyKind, const I: usize> Keymgmt for KeyManagement<K, I> {
         ] {
             if let (Some(mut p), Some(value)) = (params.find(name), value) {
                 p.set_int(i64::from(value))?;
+            }
+        }
+        if K::CMS_KEM_RECIPIENT {
+            // RFC 9629 KEMRecipientInfo, with RFC 9936's default KDF: what
+            // OpenSSL 3.6's ML-KEM keymgmt answers, empty keys included.
+            if let Some(mut p) = params.find(names::PKEY_CMS_RI_TYPE) {
+                p.set_int(CMS_RECIPINFO_KEM)?;
+            }
+            if let Some(mut p) = params.find(names::PKEY_CMS_KEMRI_KDF_ALGORITHM) {
+                p.set_octets(&HKDF_SHA256_ALGORITHM_ID)?;
             }
         }
         let Some(parts) = &key.parts else {

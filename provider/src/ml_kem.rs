@@ -94,6 +94,7 @@ impl KeyKind for Algorithm {
 
     const HAS_SEED: bool = true;
     const EMPTY_KEYS_MATCH: bool = false;
+    const CMS_KEM_RECIPIENT: bool = true;
     const GETTABLE: &'static [OSSL_PARAM] = &[
         describe_int(names::PKEY_BITS),
         describe_int(names::PKEY_SECURITY_BITS),
@@ -103,6 +104,8 @@ impl KeyKind for Algorithm {
         describe_octets(names::PKEY_PRIV_KEY),
         describe_octets(names::PKEY_PUB_KEY),
         describe_octets(names::PKEY_ENCODED_PUBLIC_KEY),
+        describe_int(names::PKEY_CMS_RI_TYPE),
+        describe_octets(names::PKEY_CMS_KEMRI_KDF_ALGORITHM),
         END,
     ];
     const GEN_SETTABLE: &'static [OSSL_PARAM] = &[

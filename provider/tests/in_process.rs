@@ -590,6 +590,18 @@ fn key_parameters_every_set() {
             "{} seed kept",
             set.name
         );
+        // CMS (OpenSSL 3.6+): a KEMRecipientInfo recipient (CMS_RECIPINFO_KEM
+        // = 5) whose default KDF is HKDF-SHA256, as OpenSSL's own keymgmt.
+        assert_eq!(key.int(c"ri-type"), Some(5), "{} ri-type", set.name);
+        assert_bytes_eq!(
+            key.octets(c"kemri-kdf-alg").expect("kemri-kdf-alg"),
+            [
+                0x30, 0x0d, 0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x10, 0x03,
+                0x1c
+            ],
+            "{} kemri-kdf-alg (id-alg-hkdf-with-sha256)",
+            set.name
+        );
     }
     let key = lib.keygen(ML_KEM_768.name, None);
     assert_eq!(key.int(c"bits"), Some(768));

@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::{openssl_35, openssl_40, ours_with, scratch};
+use common::{natives, ours_with, scratch};
 
 #[test]
 fn openssl_speed_runs_our_ml_kem() {
-    for ssl in [openssl_35(), openssl_40()].into_iter().flatten() {
+    for ssl in natives() {
         let dir = scratch(&format!("speed-{}", ssl.series));
         let mut flags = ours_with("default");
         flags.extend(["-propquery".into(), "provider=mlkem".into()]);

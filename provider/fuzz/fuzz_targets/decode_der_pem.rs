@@ -118,7 +118,7 @@ fn check_spki(layout: &KeyLayout, der: &[u8]) {
                 "{}: an accepted SPKI re-encodes to its input",
                 layout.name
             );
-            let text = codec::key_to_text(layout, None, None, Some(ek), true)
+            let text = codec::key_to_text(layout, None, None, Some(ek), true, 15)
                 .expect("a public key prints");
             assert!(text.contains(" Public-Key:\n"));
         }
@@ -191,10 +191,10 @@ fn check_private_key_info(layout: &KeyLayout, der: &[u8], formats: &[PrivateKeyF
         check_reencoding(layout, format, seed, dk, ek);
     }
 
-    let text = codec::key_to_text(layout, seed, dk, ek, true).expect("a private key prints");
+    let text = codec::key_to_text(layout, seed, dk, ek, true, 15).expect("a private key prints");
     assert!(text.contains(" Private-Key:\n"));
     assert_eq!(
-        codec::key_to_text(layout, seed, dk, ek, false).is_ok(),
+        codec::key_to_text(layout, seed, dk, ek, false, 15).is_ok(),
         ek.is_some(),
         "public text needs an ek"
     );

@@ -41,7 +41,7 @@ pub use private_key::{
     algorithm_oid_of_private_key_info, decode_private_key_info, encode_private_key_info,
 };
 pub use public_key::{algorithm_oid_of_spki, decode_spki, encode_spki};
-pub use text::key_to_text;
+pub use text::{bytes_per_line, key_to_text};
 
 /// Length in bytes of an ML-KEM seed, `d || z` (FIPS 203, section 7.1).
 pub const SEED_LEN: usize = 64;

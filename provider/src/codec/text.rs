@@ -1,12 +1,23 @@
 //! The human-readable layout of `openssl pkey -text` for ML-KEM keys, as
-//! OpenSSL 3.5's `ossl_ml_kem_key_to_text` prints it.
+//! OpenSSL's `ossl_ml_kem_key_to_text` prints it: 15 bytes a hex line in
+//! 3.5 and 3.6, 16 from 4.0 on ([`bytes_per_line`]).
 
 use zeroize::Zeroizing;
 
 use super::{CodecError, KeyLayout, SEED_LEN};
 
-/// Bytes printed per line of a hex dump.
+/// Bytes per line of OpenSSL 3's hex dumps.
 const BYTES_PER_LINE: usize = 15;
+
+/// Bytes per line of the hex dumps of the OpenSSL whose version is `major`:
+/// OpenSSL 4.0 moved `ossl_bio_print_labeled_buf` from 15 to 16.
+pub fn bytes_per_line(major: u32) -> usize {
+    if major >= 4 {
+        16
+    } else {
+        BYTES_PER_LINE
+    }
+}
 /// The indent of each hex dump line.
 const INDENT: &str = "    ";
 
@@ -15,8 +26,9 @@ const INDENT: &str = "    ";
 /// With `include_private` and a seed or `dk`, prints the `Private-Key`
 /// header and a `seed:` and `dk:` dump for each part present; then an `ek:`
 /// dump if `ek` is present, under a `Public-Key` header if no private part
-/// was printed. Each dump has 15 bytes a line, indented by four spaces, as
-/// lowercase hex joined by `:`.
+/// was printed. Each dump has `per_line` bytes a line (see
+/// [`bytes_per_line`]), indented by four spaces, as lowercase hex joined by
+/// `:`.
 ///
 /// # Errors
 ///
@@ -27,6 +39,7 @@ pub fn key_to_text(
     dk: Option<&[u8]>,
     ek: Option<&[u8]>,
     include_private: bool,
+    per_line: usize,
 ) -> Result<Zeroizing<String>, CodecError> {
     let private = include_private && (seed.is_some() || dk.is_some());
     let (header, dumps) = if private {
@@ -44,22 +57,22 @@ pub fn key_to_text(
         + dumps
             .iter()
             .flatten()
-            .map(|(label, bytes)| dump_len(label, bytes.len()))
+            .map(|(label, bytes)| dump_len(label, bytes.len(), per_line))
             .sum::<usize>();
     // Sized up front so the secret is never left behind by a reallocation.
     let mut text = Zeroizing::new(String::with_capacity(len));
     text.push_str(layout.name);
     text.push_str(header);
     for (label, bytes) in dumps.into_iter().flatten() {
-        write_dump(&mut text, label, bytes);
+        write_dump(&mut text, label, bytes, per_line);
     }
     debug_assert_eq!(text.len(), len);
     Ok(text)
 }
 
 /// Characters [`write_dump`] writes for `len` bytes.
-fn dump_len(label: &str, len: usize) -> usize {
-    let lines = len.div_ceil(BYTES_PER_LINE);
+fn dump_len(label: &str, len: usize, per_line: usize) -> usize {
+    let lines = len.div_ceil(per_line);
     // Label and newline, indents, hex digits, separators, and newlines
     // between lines and at the end.
     label.len() + 1 + INDENT.len() * lines + 2 * len + len.saturating_sub(1) + lines.max(1)
@@ -68,10 +81,10 @@ fn dump_len(label: &str, len: usize) -> usize {
 /// Appends `label`, a newline and a hex dump of `bytes` in the layout of
 /// OpenSSL's `ossl_bio_print_labeled_buf`: a line that continues ends in
 /// `:`, the last does not.
-fn write_dump(text: &mut String, label: &str, bytes: &[u8]) {
+fn write_dump(text: &mut String, label: &str, bytes: &[u8], per_line: usize) {
     text.push_str(label);
     text.push('\n');
-    for (index, line) in bytes.chunks(BYTES_PER_LINE).enumerate() {
+    for (index, line) in bytes.chunks(per_line).enumerate() {
         if index > 0 {
             text.push_str(":\n");
         }
@@ -110,9 +123,21 @@ mod tests {
 
     fn dump(bytes: &[u8]) -> String {
         let mut text = String::new();
-        write_dump(&mut text, "x:", bytes);
-        assert_eq!(text.len(), dump_len("x:", bytes.len()));
+        write_dump(&mut text, "x:", bytes, BYTES_PER_LINE);
+        assert_eq!(text.len(), dump_len("x:", bytes.len(), BYTES_PER_LINE));
         text
+    }
+
+    #[test]
+    fn openssl_4_prints_16_bytes_a_line() {
+        assert_eq!(bytes_per_line(3), 15);
+        assert_eq!(bytes_per_line(4), 16);
+        let bytes: Vec<u8> = (0..32).collect();
+        let mut text = String::new();
+        write_dump(&mut text, "x:", &bytes, bytes_per_line(4));
+        assert_eq!(text.lines().count(), 3, "label and two full lines:\n{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with("0e:0f:"));
+        assert_eq!(text.len(), dump_len("x:", 32, 16));
     }
 
     #[test]
@@ -146,7 +171,8 @@ mod tests {
 
     #[test]
     fn seed_dump() {
-        let text = key_to_text(&ML_KEM_768, Some(&seed()), None, None, true).unwrap();
+        let text =
+            key_to_text(&ML_KEM_768, Some(&seed()), None, None, true, BYTES_PER_LINE).unwrap();
         assert_eq!(
             *text,
             "ML-KEM-768 Private-Key:\n\
@@ -169,6 +195,7 @@ mod tests {
             Some(&[0xd0, 0x0d]),
             Some(&[1, 2, 3]),
             true,
+            BYTES_PER_LINE,
         )
         .unwrap();
         let zeros = "00:".repeat(BYTES_PER_LINE);
@@ -182,7 +209,8 @@ mod tests {
 
     #[test]
     fn private_key_without_seed_or_ek() {
-        let text = key_to_text(&TOY, None, Some(&[0xd0, 0x0d]), None, true).unwrap();
+        let text =
+            key_to_text(&TOY, None, Some(&[0xd0, 0x0d]), None, true, BYTES_PER_LINE).unwrap();
         assert_eq!(*text, "ML-KEM-TOY Private-Key:\ndk:\n    d0:0d\n");
     }
 
@@ -191,22 +219,37 @@ mod tests {
         let expected = "ML-KEM-TOY Public-Key:\nek:\n    01:02:03\n";
         let ek: &[u8] = &[1, 2, 3];
         assert_eq!(
-            *key_to_text(&TOY, None, None, Some(ek), true).unwrap(),
+            *key_to_text(&TOY, None, None, Some(ek), true, BYTES_PER_LINE).unwrap(),
             expected
         );
         // Private parts are left out unless asked for.
-        let text = key_to_text(&TOY, Some(&seed()), Some(&[0xd0, 0x0d]), Some(ek), false);
+        let text = key_to_text(
+            &TOY,
+            Some(&seed()),
+            Some(&[0xd0, 0x0d]),
+            Some(ek),
+            false,
+            BYTES_PER_LINE,
+        );
         assert_eq!(*text.unwrap(), expected);
     }
 
     #[test]
     fn nothing_to_print() {
         assert_eq!(
-            key_to_text(&TOY, None, None, None, true).unwrap_err(),
+            key_to_text(&TOY, None, None, None, true, BYTES_PER_LINE).unwrap_err(),
             CodecError::MissingKey
         );
         assert_eq!(
-            key_to_text(&TOY, Some(&seed()), Some(&[0xd0, 0x0d]), None, false).unwrap_err(),
+            key_to_text(
+                &TOY,
+                Some(&seed()),
+                Some(&[0xd0, 0x0d]),
+                None,
+                false,
+                BYTES_PER_LINE
+            )
+            .unwrap_err(),
             CodecError::MissingKey
         );
     }
@@ -214,7 +257,15 @@ mod tests {
     #[test]
     fn full_size_key_line_counts() {
         let (dk, ek) = keys(&ML_KEM_768);
-        let text = key_to_text(&ML_KEM_768, Some(&seed()), Some(&dk), Some(&ek), true).unwrap();
+        let text = key_to_text(
+            &ML_KEM_768,
+            Some(&seed()),
+            Some(&dk),
+            Some(&ek),
+            true,
+            BYTES_PER_LINE,
+        )
+        .unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // Header, then each label and ceil(len / 15) dump lines.
         assert_eq!(lines.len(), 1 + (1 + 5) + (1 + 160) + (1 + 79));

@@ -34,6 +34,12 @@ pub(crate) const CONF_INPUT_FORMATS: &CStr = c"ml-kem.input_formats";
 pub(crate) const CONF_RETAIN_SEED: &CStr = c"ml-kem.retain_seed";
 /// Forces a kem-core backend (`portable`, `avx2`); ours.
 pub(crate) const CONF_BACKEND: &CStr = c"backend";
+/// RecipientInfo type of a key for CMS (`OSSL_PKEY_PARAM_CMS_RI_TYPE`).
+pub(crate) const PKEY_CMS_RI_TYPE: &CStr = c"ri-type";
+/// Default KDF of a KEM recipient (`OSSL_PKEY_PARAM_CMS_KEMRI_KDF_ALGORITHM`).
+pub(crate) const PKEY_CMS_KEMRI_KDF_ALGORITHM: &CStr = c"kemri-kdf-alg";
+/// The core's version string (`OSSL_PROV_PARAM_CORE_VERSION`).
+pub(crate) const CORE_VERSION: &CStr = c"openssl-version";
 
 // Key-management parameters.
 pub(crate) const PKEY_BITS: &CStr = cstr(sys::OSSL_PKEY_PARAM_BITS);

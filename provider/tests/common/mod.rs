@@ -68,7 +68,7 @@ fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
 /// One `openssl` binary of the test matrix.
 #[derive(Clone, Debug)]
 pub struct OpenSsl {
-    /// "3.0", "3.5" or "4.0".
+    /// "3.0", "3.5", "3.6" or "4.0".
     pub series: &'static str,
     pub binary: PathBuf,
 }
@@ -118,9 +118,23 @@ pub fn openssl_35() -> Option<OpenSsl> {
     matrix_member("3.5")
 }
 
+/// OpenSSL 3.6, or `None` as for 3.5.
+pub fn openssl_36() -> Option<OpenSsl> {
+    matrix_member("3.6")
+}
+
 /// OpenSSL 4.0, or `None` as for 3.5.
 pub fn openssl_40() -> Option<OpenSsl> {
     matrix_member("4.0")
+}
+
+/// Every OpenSSL of the matrix with its own ML-KEM (3.5 and later) that is
+/// available.
+pub fn natives() -> Vec<OpenSsl> {
+    [openssl_35(), openssl_36(), openssl_40()]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 fn matrix_member(series: &'static str) -> Option<OpenSsl> {
@@ -138,8 +152,7 @@ fn matrix_member(series: &'static str) -> Option<OpenSsl> {
 /// Every OpenSSL of the matrix that is available.
 pub fn matrix() -> Vec<OpenSsl> {
     let mut all = vec![system()];
-    all.extend(openssl_35());
-    all.extend(openssl_40());
+    all.extend(natives());
     all
 }
 
