@@ -4,7 +4,7 @@
 # ML-KEM operations), a short smoke run of each tool and of the demo
 # (scripts/demo.sh --quick), and the provider's CLI flows under valgrind.
 #
-# The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5 and 4.0,
+# The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5, 3.6 and 4.0,
 # built here from the openssl-src crate's source by scripts/build-openssl.sh
 # (cached in ~/.cache/mlkem-provider/openssl; about 6 minutes each the first
 # time). Set MLKEM_SKIP_OPENSSL_BUILD=1 to test with what is already built.
@@ -28,8 +28,9 @@ cargo run --release -q -p test-tools --bin bench -- --quick >/dev/null
 echo "bench --quick: ok"
 
 if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" != 1 ]; then
-    echo "== OpenSSL 3.5 and 4.0 for the provider tests"
+    echo "== OpenSSL 3.5, 3.6 and 4.0 for the provider tests"
     bash scripts/build-openssl.sh 3.5 >/dev/null
+    bash scripts/build-openssl.sh 3.6 >/dev/null
     bash scripts/build-openssl.sh 4.0 >/dev/null
 fi
 
