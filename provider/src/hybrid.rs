@@ -139,13 +139,6 @@ pub(crate) struct HybridParts {
 }
 
 impl Hybrid {
-    fn name_str(&self) -> &'static str {
-        match self.name.to_str() {
-            Ok(name) => name,
-            Err(_) => "hybrid",
-        }
-    }
-
     /// Parses the concatenated private key (the public key is needed for
     /// the EC groups, whose import OpenSSL does not derive it in), and
     /// checks the pair against a given public key.
@@ -156,7 +149,7 @@ impl Hybrid {
         public: Option<&[u8]>,
     ) -> Result<HybridParts> {
         check_length(
-            self.name_str(),
+            self.name(),
             "private key",
             private.len(),
             self.private_len(),
@@ -207,7 +200,10 @@ impl KeyKind for Hybrid {
     }
 
     fn name(&self) -> &'static str {
-        self.name_str()
+        match self.name.to_str() {
+            Ok(name) => name,
+            Err(_) => "hybrid",
+        }
     }
 
     /// The ML-KEM half's, as in OpenSSL.
@@ -243,12 +239,7 @@ impl KeyKind for Hybrid {
     }
 
     fn public_parts(&'static self, prov: &'static ProvCtx, public: &[u8]) -> Result<HybridParts> {
-        check_length(
-            self.name_str(),
-            "public key",
-            public.len(),
-            self.public_len(),
-        )?;
+        check_length(self.name(), "public key", public.len(), self.public_len())?;
         let (ek, x) = self.split(public, self.ml_kem().layout.ek_len);
         let ml_kem = (self.ml_kem().from_public)(ek)?;
         let classical = ClassicalKey::from_public(prov, self.curve, x)?;
@@ -289,7 +280,7 @@ impl HybridParts {
         let mismatch = || {
             ProviderError::new(Reason::InvalidKey).with_detail(format!(
                 "explicit {} public key does not match private",
-                hybrid.name_str()
+                hybrid.name()
             ))
         };
         if let Some(public) = public.filter(|p| !p.is_empty()) {
