@@ -1,38 +1,98 @@
-//! What every test-tools binary does the same way: the outcome of parsing
-//! the command line (usage on `--help`, a usage error with exit status 2),
-//! the final error (exit status 1), writing output files, positive-number
-//! options and the provider's default location.
+//! What every test-tools binary does the same way: `clap` for the command
+//! line (`--help`, usage errors with exit status 2), the final error (exit
+//! status 1), the `--csv` / `--json` output files, value parsers, the
+//! parameter-set lists and the provider's default location.
 
-use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Runs a tool: `parsed` is its command line (`Ok(None)` = `--help`), `run`
-/// its work. Prints the usage or the error (prefixed with `tool`) and
-/// returns the exit status: 0 on success and for `--help`, 2 for a usage
-/// error, 1 when `run` fails.
-pub fn main_with<A, E: Display>(
-    tool: &str,
-    usage: &str,
-    parsed: Result<Option<A>, String>,
-    run: impl FnOnce(A) -> Result<(), E>,
-) -> ExitCode {
-    match parsed {
-        Ok(None) => {
-            print!("{usage}");
-            ExitCode::SUCCESS
+use crate::nist_kat::KatParams;
+use crate::table::Table;
+
+/// `--csv PATH` and `--json PATH`, the same in every measuring tool.
+#[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Files {
+    /// Write the results as CSV to PATH
+    #[arg(long, value_name = "PATH", value_parser = path)]
+    pub csv: Option<PathBuf>,
+    /// Write the settings, the results and every trial's raw numbers as JSON
+    /// to PATH
+    #[arg(long, value_name = "PATH", value_parser = path)]
+    pub json: Option<PathBuf>,
+}
+
+impl Files {
+    /// Writes `table` as CSV and `json` (pretty, with `results` set to the
+    /// table's rows unless it has them) where asked, naming each file on
+    /// stderr.
+    pub fn write(&self, table: &Table, mut json: serde_json::Value) -> Result<(), String> {
+        if let Some(path) = &self.csv {
+            write_file(path, &table.to_csv())?;
+            eprintln!("wrote {}", path.display());
         }
-        Err(e) => {
-            eprintln!("{tool}: {e}\n\n{usage}");
-            ExitCode::from(2)
-        }
-        Ok(Some(args)) => match run(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{tool}: error: {e}");
-                ExitCode::FAILURE
+        if let Some(path) = &self.json {
+            if json.get("results").is_none() {
+                json["results"] = table.to_json().into();
             }
-        },
+            let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+            write_file(path, &(text + "\n"))?;
+            eprintln!("wrote {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// Exits with clap's usage error (status 2) for a check clap cannot make.
+pub fn usage_error<A: clap::CommandFactory>(message: impl std::fmt::Display) -> ! {
+    A::command()
+        .error(clap::error::ErrorKind::ValueValidation, message)
+        .exit()
+}
+
+/// Progress on stderr: overwriting one line on a terminal, a line per
+/// update otherwise.
+pub struct Progress {
+    terminal: bool,
+}
+
+impl Progress {
+    /// Progress to this process's stderr.
+    pub fn new() -> Self {
+        Progress {
+            terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        }
+    }
+
+    /// Shows `text`.
+    pub fn update(&self, text: &str) {
+        match self.terminal {
+            true => eprint!("\r\x1b[2K{text}"),
+            false => eprintln!("{text}"),
+        }
+    }
+
+    /// Clears the line on a terminal.
+    pub fn finish(&self) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The exit status of a tool's run: 0, or 1 with the error on stderr.
+pub fn exit(tool: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{tool}: error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -41,14 +101,41 @@ pub fn write_file(path: &Path, contents: &str) -> Result<(), String> {
     std::fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// The value of option `flag` as a number above 0.
-pub fn positive(flag: &str, value: &str) -> Result<usize, String> {
+/// A value parser: a whole number above 0.
+pub fn positive(value: &str) -> Result<usize, String> {
     match value.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "{flag}: expected a whole number above 0, got {value:?}"
-        )),
+        _ => Err(format!("expected a whole number above 0, got {value:?}")),
     }
+}
+
+/// A value parser: a path that is not empty.
+pub fn path(value: &str) -> Result<PathBuf, String> {
+    match value {
+        "" => Err("needs a non-empty path".to_owned()),
+        _ => Ok(PathBuf::from(value)),
+    }
+}
+
+/// A value parser: an ML-KEM parameter set, `768` or `ML-KEM-768`.
+pub fn parameter_set(value: &str) -> Result<KatParams, String> {
+    KatParams::from_name(value.trim())
+        .ok_or_else(|| format!("unknown parameter set {value:?} (512, 768 or 1024)"))
+}
+
+/// The parameter sets of a `--params` list in order, each once; all three
+/// when none is given.
+pub fn sets_or_all(chosen: &[KatParams]) -> Vec<KatParams> {
+    let mut sets = Vec::new();
+    for set in chosen {
+        if !sets.contains(set) {
+            sets.push(*set);
+        }
+    }
+    if sets.is_empty() {
+        sets = KatParams::ALL.to_vec();
+    }
+    sets
 }
 
 /// The workspace root (test-tools' parent folder).
@@ -64,34 +151,43 @@ pub fn default_provider_dir() -> PathBuf {
     workspace_root().join("target/provider")
 }
 
+/// An error unless `dir` holds the built provider module.
+pub fn require_provider(dir: &Path) -> Result<(), String> {
+    match dir.join("mlkem.so").is_file() {
+        true => Ok(()),
+        false => Err(format!(
+            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first \
+             (or pass --provider-dir)",
+            dir.display()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn positive_numbers() {
-        assert_eq!(positive("--n", "12"), Ok(12));
-        assert!(positive("--n", "0").unwrap_err().contains("--n"));
-        assert!(positive("--n", "-1").is_err());
-        assert!(positive("--n", "x").unwrap_err().contains("\"x\""));
-    }
-
-    #[test]
-    fn exit_statuses() {
-        let ok = |_: ()| Ok::<(), String>(());
-        assert_eq!(main_with("t", "u\n", Ok(None), ok), ExitCode::SUCCESS);
-        assert_eq!(main_with("t", "u\n", Ok(Some(())), ok), ExitCode::SUCCESS);
-        assert_eq!(
-            main_with("t", "u\n", Err::<Option<()>, _>("bad".into()), ok),
-            ExitCode::from(2)
-        );
-        let fail = |_: ()| Err::<(), _>("broken");
-        assert_eq!(main_with("t", "u\n", Ok(Some(())), fail), ExitCode::FAILURE);
+    fn value_parsers() {
+        assert_eq!(positive("12"), Ok(12));
+        assert!(positive("0").is_err() && positive("-1").is_err());
+        assert!(positive("x").unwrap_err().contains("\"x\""));
+        assert!(path("").is_err());
+        assert_eq!(parameter_set("ML-KEM-768"), Ok(KatParams::MlKem768));
+        assert!(parameter_set("999").unwrap_err().contains("999"));
+        let sets = sets_or_all(&[
+            KatParams::MlKem768,
+            KatParams::MlKem512,
+            KatParams::MlKem768,
+        ]);
+        assert_eq!(sets, [KatParams::MlKem768, KatParams::MlKem512]);
+        assert_eq!(sets_or_all(&[]), KatParams::ALL);
     }
 
     #[test]
     fn provider_dir_is_in_the_workspace() {
         assert!(default_provider_dir().ends_with("target/provider"));
         assert!(workspace_root().join("Cargo.toml").exists());
+        assert!(require_provider(Path::new("/nonexistent")).is_err());
     }
 }

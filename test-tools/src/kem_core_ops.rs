@@ -2,7 +2,8 @@
 //! consistency check of every backend's outputs, and the five timed
 //! operations (keygen from a seed, encaps and decaps from serialized
 //! inputs, and encaps and decaps with cached expanded keys). `bench` and
-//! `report` share these so their numbers measure the same thing.
+//! `report` both measure with [`measure_kem_core`], so their numbers
+//! measure the same thing the same way.
 
 use std::hint::black_box;
 
@@ -10,7 +11,31 @@ use kem_core::{
     with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, ParameterSet,
 };
 
-use crate::cycles::{Bench, Operation};
+use crate::measure::{measure_trials, Bench, Config, Measurement, Operation};
+use crate::table::{Column, Style, Table, Value};
+use crate::timer;
+
+/// Runs `$body` with `$p` bound to the kem-core parameter-set type of
+/// `$set` (a [`KatParams`](crate::nist_kat::KatParams)).
+#[macro_export]
+macro_rules! with_set {
+    ($set:expr, $p:ident => $body:expr) => {
+        match $set {
+            $crate::nist_kat::KatParams::MlKem512 => {
+                type $p = kem_core::MlKem512;
+                $body
+            }
+            $crate::nist_kat::KatParams::MlKem768 => {
+                type $p = kem_core::MlKem768;
+                $body
+            }
+            $crate::nist_kat::KatParams::MlKem1024 => {
+                type $p = kem_core::MlKem1024;
+                $body
+            }
+        }
+    };
+}
 
 /// Fixed key-generation seed d.
 pub const D: [u8; 32] = pattern(0x00);
@@ -163,6 +188,115 @@ pub fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'sta
     ]
 }
 
+/// Times kem-core's five operations on each of `backends`, and the `extra`
+/// benches (peers), on set `P`: `trials` trials of `config.iterations`
+/// calls each, in `rounds` interleaved chunks per trial (see
+/// [`measure_trials`]).
+pub fn measure_kem_core<P: ParameterSet>(
+    backends: &[BackendKind],
+    extra: Vec<Bench<'static>>,
+    config: Config,
+    (rounds, trials): (usize, usize),
+    progress: impl FnMut(usize),
+) -> Vec<Measurement> {
+    let mut benches: Vec<Bench<'static>> = backends
+        .iter()
+        .flat_map(|&b| kem_core_benches::<P>(b))
+        .collect();
+    benches.extend(extra);
+    measure_trials(P::NAME, config, &mut benches, rounds, trials, progress)
+}
+
+/// The measurements of one parameter set's in-process operations, the
+/// columns `bench` prints and writes (and `report` writes as
+/// `performance.csv`): median, mean and fastest call in [`timer::UNIT`],
+/// ops/s, the median's ratio to the `reference` implementation's for the
+/// same operation, the number of calls; in text also the mean time at
+/// `counter_hz` and `trials × iterations`, and in JSON every trial. Rows in
+/// the order of `measurements`, or `by_operation` grouped by operation with
+/// a blank line between groups when several implementations were measured.
+pub fn measurement_table(
+    measurements: &[Measurement],
+    reference: &str,
+    counter_hz: f64,
+    by_operation: bool,
+) -> Table {
+    let unit = timer::UNIT;
+    let mut table = Table::new(vec![
+        Column::new("parameter_set", "parameter_set").file_only(),
+        Column::new("implementation", "implementation"),
+        Column::new("operation", "operation"),
+        Column::new(format!("median {unit}"), format!("median_{unit}"))
+            .right()
+            .text(Style::Thousands),
+        Column::new(format!("mean {unit}"), format!("mean_{unit}"))
+            .right()
+            .text(Style::Thousands)
+            .csv(Style::Fixed(1)),
+        Column::new("min", format!("min_{unit}")).file_only(),
+        Column::new("mean time (µs)", "mean_time_us")
+            .right()
+            .text(Style::Fixed(2))
+            .text_only(),
+        Column::new("ops/s", "ops_per_sec")
+            .right()
+            .text(Style::Thousands)
+            .csv(Style::Fixed(1)),
+        Column::new("ratio vs kem-core", "ratio_vs_kem_core")
+            .right()
+            .text(Style::Fixed(2))
+            .csv(Style::Fixed(4))
+            .missing("-"),
+        Column::new("iterations", "iterations").file_only(),
+        Column::new("n", "n").right().text_only(),
+        Column::new("raw trials", "raw_trials").json_only(),
+    ]);
+    let median = |implementation: &str, operation| {
+        let m = measurements
+            .iter()
+            .find(|m| m.implementation == implementation && m.operation == operation);
+        m.and_then(Measurement::median_ticks).filter(|&t| t > 0)
+    };
+    let grouped = by_operation && measurements.iter().any(|m| m.implementation != reference);
+    let mut rows: Vec<&Measurement> = measurements.iter().collect();
+    if by_operation {
+        rows.sort_by_key(|m| m.operation);
+    }
+    for (i, m) in rows.iter().enumerate() {
+        if grouped && i > 0 && rows[i - 1].operation != m.operation {
+            table.blank();
+        }
+        let operation = m.operation;
+        {
+            let ticks = m.median_ticks();
+            let mean = m.mean_ticks();
+            let ratio = ticks
+                .zip(median(reference, operation))
+                .map(|(t, r)| t as f64 / r as f64);
+            let trials = serde_json::to_value(&m.trials).unwrap_or_default();
+            table.push(vec![
+                Value::text(&m.parameter_set),
+                Value::text(&m.implementation),
+                Value::text(operation.label()),
+                ticks.map_or(Value::Empty, Value::Int),
+                Value::num(mean),
+                m.min_ticks().map_or(Value::Empty, Value::Int),
+                Value::num(mean.map(|t| t / counter_hz * 1e6)),
+                Value::Num(m.ops_per_sec()),
+                Value::num(ratio),
+                Value::Int(m.operations()),
+                Value::text(format!(
+                    "{} × {}",
+                    m.trials.len(),
+                    m.operations() / m.trials.len().max(1) as u64
+                )),
+                Value::Json(trials),
+            ]);
+        }
+    }
+    table
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,10 +325,43 @@ mod tests {
     }
 
     #[test]
+    fn table_of_measurements() {
+        let config = Config {
+            warmup: 1,
+            iterations: 20,
+        };
+        let backends = [BackendKind::Portable];
+        let measured = measure_kem_core::<MlKem512>(&backends, Vec::new(), config, (2, 2), |_| {});
+        let table = measurement_table(&measured, "kem-core/portable", 1e9, true);
+        let text = table
+            .clone()
+            .show(&["implementation", "operation", "ratio_vs_kem_core", "n"])
+            .render();
+        assert!(
+            text.starts_with("implementation     operation            ratio vs kem-core       n\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kem-core/portable  keygen                            1.00  2 × 20\n"),
+            "{text}"
+        );
+        let csv = table.to_csv();
+        assert!(
+            csv.starts_with("parameter_set,implementation,operation,median_"),
+            "{csv}"
+        );
+        assert!(csv.contains(",1.0000,40\n"), "{csv}");
+        assert_eq!(
+            table.to_json()[0]["raw_trials"].as_array().unwrap().len(),
+            2
+        );
+    }
+
+    #[test]
     fn five_benches_per_backend() {
         let benches = kem_core_benches::<MlKem512>(BackendKind::Portable);
         let operations: Vec<Operation> = benches.iter().map(|b| b.operation).collect();
-        assert_eq!(operations, Operation::ALL);
+        assert_eq!(operations, Operation::KEM);
         assert!(benches
             .iter()
             .all(|b| b.implementation == "kem-core/portable"));

@@ -53,7 +53,7 @@ use std::hint::black_box;
 use kem_core::ParameterSet;
 use libcrux_ml_kem::{MlKemCiphertext, MlKemKeyPair, MlKemPrivateKey, MlKemPublicKey};
 
-use crate::cycles::{Bench, Operation};
+use crate::measure::{Bench, Operation};
 
 /// Fixed inputs of the deterministic algorithms: KeyGen_internal(d, z) and
 /// Encaps_internal(ek, m).
@@ -201,7 +201,7 @@ impl Peer {
     }
 
     /// The peer's operations on `inputs`, ready to be timed (see
-    /// [`crate::cycles::measure_interleaved`]).
+    /// [`crate::measure::measure_trials`]).
     pub fn benches<P: ParameterSet>(self, inputs: &Inputs) -> Vec<Bench<'static>> {
         let label = self.label();
         dispatch!(P, set => match self {
@@ -939,7 +939,7 @@ macro_rules! peer_set {
             use kem_core::ParameterSet;
 
             use super::{Inputs, KnownAnswer, Libcrux};
-            use crate::cycles::{Bench, Operation};
+            use crate::measure::{Bench, Operation};
 
             type Ek = ml_kem::EncapsulationKey<$rustcrypto>;
             type Dk = ml_kem::DecapsulationKey<$rustcrypto>;

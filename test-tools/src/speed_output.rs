@@ -17,7 +17,8 @@
 //! tables, build information) is skipped. The `version: 3.5.4` line is kept.
 //!
 //! ```
-//! use test_tools::speed_output::{Operation, SpeedRun};
+//! use test_tools::measure::Operation;
+//! use test_tools::speed_output::SpeedRun;
 //!
 //! let run = SpeedRun::parse(
 //!     "Doing ML-KEM-512 keygen ops for 2s: 69943 ML-KEM-512 KEM keygen ops in 1.92s\n\
@@ -32,49 +33,7 @@
 //! assert!(run.inconsistencies().is_empty());
 //! ```
 
-use std::fmt;
-
-/// A KEM operation as `openssl speed` measures it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Operation {
-    /// Key-pair generation (`keygen`, `genkey`).
-    Keygen,
-    /// Encapsulation (`encaps`, `encap`).
-    Encaps,
-    /// Decapsulation (`decaps`, `decap`).
-    Decaps,
-}
-
-impl Operation {
-    /// The three operations, in the order `openssl speed` prints them.
-    pub const ALL: [Operation; 3] = [Operation::Keygen, Operation::Encaps, Operation::Decaps];
-
-    /// The name OpenSSL 3.x uses: `keygen`, `encaps` or `decaps`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Operation::Keygen => "keygen",
-            Operation::Encaps => "encaps",
-            Operation::Decaps => "decaps",
-        }
-    }
-
-    /// The operation a word of speed output names: `keygen`, `keygens` or
-    /// `genkey`; `encaps` or `encap`; `decaps` or `decap`.
-    pub fn from_word(word: &str) -> Option<Self> {
-        match word {
-            "keygen" | "keygens" | "genkey" => Some(Operation::Keygen),
-            "encaps" | "encap" => Some(Operation::Encaps),
-            "decaps" | "decap" => Some(Operation::Decaps),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::measure::Operation;
 
 /// One progress line: `Doing <alg> <op> ops for <N>s: <count> ... ops in <T>s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,12 +80,16 @@ pub struct TableRow {
 }
 
 impl TableRow {
-    /// The numbers of one operation.
+    /// The numbers of one operation (NaN for those speed tables lack).
     pub fn get(&self, operation: Operation) -> OpTiming {
         match operation {
             Operation::Keygen => self.keygen,
             Operation::Encaps => self.encaps,
             Operation::Decaps => self.decaps,
+            _ => OpTiming {
+                seconds_per_op: f64::NAN,
+                ops_per_sec: f64::NAN,
+            },
         }
     }
 }
@@ -258,7 +221,7 @@ impl SpeedRun {
     pub fn headlines(&self) -> Vec<Headline> {
         self.algorithms()
             .into_iter()
-            .flat_map(|alg| Operation::ALL.map(|op| self.headline_for(alg, op)))
+            .flat_map(|alg| Operation::EVP.map(|op| self.headline_for(alg, op)))
             .flatten()
             .collect()
     }
@@ -270,7 +233,7 @@ impl SpeedRun {
     pub fn inconsistencies(&self) -> Vec<String> {
         let mut found = Vec::new();
         for row in &self.table {
-            for op in Operation::ALL {
+            for op in Operation::EVP {
                 let timing = row.get(op);
                 let alg = &row.algorithm;
                 if timing.ops_per_sec > 0.0
@@ -391,7 +354,7 @@ fn parse_header(line: &str) -> Option<[Column; 6]> {
         };
     }
     // Each (operation, kind) exactly once.
-    let complete = Operation::ALL.iter().all(|&op| {
+    let complete = Operation::EVP.iter().all(|&op| {
         [true, false].iter().all(|&seconds| {
             columns
                 .iter()
@@ -743,15 +706,5 @@ rsa  2048 bits 0.000338s 0.000023s 0.000024s 0.000368s   2959.1  44334.0  42403.
         for set in PARAMETER_SETS {
             assert_eq!(canonical_name(set), Some(set));
         }
-    }
-
-    #[test]
-    fn operation_words() {
-        assert_eq!(Operation::from_word("genkey"), Some(Operation::Keygen));
-        assert_eq!(Operation::from_word("keygens"), Some(Operation::Keygen));
-        assert_eq!(Operation::from_word("encap"), Some(Operation::Encaps));
-        assert_eq!(Operation::from_word("decap"), Some(Operation::Decaps));
-        assert_eq!(Operation::from_word("sign"), None);
-        assert_eq!(Operation::Decaps.to_string(), "decaps");
     }
 }

@@ -31,9 +31,31 @@ const CPUFREQ_GOVERNOR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_gov
 const CPUFREQ_CUR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq";
 const CPUFREQ_MAX: &str = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
 
-/// The `model name` of the first CPU in `/proc/cpuinfo`.
+/// The CPU model of `/proc/cpuinfo` (`model name` on x86, else the
+/// `Model`, `cpu model` or `uarch` line of other architectures).
 pub fn cpu_model() -> Option<String> {
-    cpuinfo_field("model name")
+    ["model name", "Model", "cpu model", "uarch"]
+        .into_iter()
+        .find_map(cpuinfo_field)
+}
+
+/// The host in brief, for JSON files: OS, architecture, CPU, logical CPUs,
+/// Unix time.
+pub fn environment_json() -> serde_json::Value {
+    serde_json::json!({
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+        "cpu": cpu_model(),
+        "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
+        "unix_time": SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).ok(),
+    })
+}
+
+/// The version of the linked libcrypto: the `3.0.19` of `OpenSSL 3.0.19
+/// 27 Jan 2026`.
+pub fn openssl_version() -> String {
+    let full = openssl::version::version();
+    full.split_whitespace().nth(1).unwrap_or(full).to_owned()
 }
 
 fn cpuinfo_field(name: &str) -> Option<String> {
@@ -179,6 +201,7 @@ mod tests {
         );
         assert!(get("memory").unwrap().ends_with("GiB"));
         assert!(get("kernel").is_some());
+        assert!(openssl_version().starts_with('3'), "{}", openssl_version());
         assert!(get("rustc (building these tools)")
             .unwrap()
             .starts_with("rustc "));

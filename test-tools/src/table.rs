@@ -1,161 +1,452 @@
-//! Plain-text tables with aligned columns, and the same data as CSV
-//! (RFC 4180 quoting), for the reports of the test-tools binaries.
+//! One renderer for every tool's results: a [`Table`] of typed cells under
+//! [`Column`]s that say how each is shown, rendered as aligned text, as a
+//! Markdown pipe table, as CSV (the `csv` crate) and as JSON objects.
 //!
 //! ```
-//! use test_tools::table::{Align, Table};
+//! use test_tools::table::{Column, Style, Table, Value};
 //!
-//! let mut t = Table::new(&[("name", Align::Left), ("value", Align::Right)]);
-//! t.push(["a", "1"]);
-//! t.push(["bb", "22"]);
-//! assert_eq!(t.render(), "name  value\n----  -----\na         1\nbb       22\n");
-//! assert_eq!(t.to_csv(), "name,value\na,1\nbb,22\n");
+//! let mut t = Table::new(vec![
+//!     Column::new("name", "name"),
+//!     Column::new("ops/s", "ops_per_sec").right().text(Style::Thousands).csv(Style::Fixed(1)),
+//! ]);
+//! t.push(vec![Value::text("a"), Value::Num(1234.6)]);
+//! assert_eq!(t.render(), "name  ops/s\n----  -----\na     1,235\n");
+//! assert_eq!(t.to_csv(), "name,ops_per_sec\na,1234.6\n");
+//! assert_eq!(t.to_json()[0]["ops_per_sec"], 1234.6);
 //! ```
 
-use std::fmt::Write as _;
+use serde_json::{Map, Value as Json};
 
-/// How a column's cells are padded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Align {
-    /// Pad on the right (text).
-    Left,
-    /// Pad on the left (numbers).
-    Right,
+/// A cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Text, shown as it is.
+    Text(String),
+    /// A count.
+    Int(u64),
+    /// A measured number.
+    Num(f64),
+    /// Nothing (shown as the column's `missing` text, empty in CSV, `null`
+    /// in JSON).
+    Empty,
+    /// Structured data, for JSON only.
+    Json(Json),
 }
 
-/// A table: a header row and data rows of string cells.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+impl Value {
+    /// A text cell.
+    pub fn text(text: impl Into<String>) -> Self {
+        Value::Text(text.into())
+    }
+
+    /// A number, or [`Value::Empty`] for `None`.
+    pub fn num(value: Option<f64>) -> Self {
+        value.map_or(Value::Empty, Value::Num)
+    }
+}
+
+/// How a number is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// As Rust prints it.
+    Plain,
+    /// Rounded, with thousands separators: `1,234,568`.
+    Thousands,
+    /// With this many decimals.
+    Fixed(usize),
+    /// A ratio with this many decimals and an `x`: `2.31x`.
+    Times(usize),
+}
+
+/// A column: its titles and how its cells are shown in each rendering.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    title: String,
+    key: String,
+    right: bool,
+    text: Option<Style>,
+    csv: Option<Style>,
+    json: bool,
+    hidden: bool,
+    missing: &'static str,
+}
+
+impl Column {
+    /// A column titled `title` in text and Markdown and `key` in CSV and
+    /// JSON, shown everywhere as plain, left-aligned text.
+    pub fn new(title: impl Into<String>, key: impl Into<String>) -> Self {
+        Column {
+            title: title.into(),
+            key: key.into(),
+            right: false,
+            text: Some(Style::Plain),
+            csv: Some(Style::Plain),
+            json: true,
+            hidden: false,
+            missing: "",
+        }
+    }
+
+    /// Right-aligned in text.
+    pub fn right(self) -> Self {
+        Column {
+            right: true,
+            ..self
+        }
+    }
+
+    /// Numbers written so in text and Markdown.
+    pub fn text(self, style: Style) -> Self {
+        Column {
+            text: Some(style),
+            ..self
+        }
+    }
+
+    /// Numbers written so in CSV.
+    pub fn csv(self, style: Style) -> Self {
+        Column {
+            csv: Some(style),
+            ..self
+        }
+    }
+
+    /// What an empty cell shows in text.
+    pub fn missing(self, missing: &'static str) -> Self {
+        Column { missing, ..self }
+    }
+
+    /// Only in text and Markdown.
+    pub fn text_only(self) -> Self {
+        Column {
+            csv: None,
+            json: false,
+            ..self
+        }
+    }
+
+    /// Only in CSV and JSON.
+    pub fn file_only(self) -> Self {
+        Column { text: None, ..self }
+    }
+
+    /// Only in JSON.
+    pub fn json_only(self) -> Self {
+        Column {
+            text: None,
+            csv: None,
+            ..self
+        }
+    }
+}
+
+/// Rows of cells under columns; see the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Table {
-    headers: Vec<String>,
-    aligns: Vec<Align>,
-    rows: Vec<Vec<String>>,
+    columns: Vec<Column>,
+    /// `None`: a blank line between groups (text only).
+    rows: Vec<Option<Vec<Value>>>,
+    /// The keys of the CSV and JSON columns in file order, when it is not
+    /// the text order.
+    file_order: Option<Vec<&'static str>>,
 }
 
 impl Table {
-    /// A table with the given column headers and alignments.
-    pub fn new(columns: &[(&str, Align)]) -> Self {
-        Self {
-            headers: columns.iter().map(|(h, _)| (*h).to_owned()).collect(),
-            aligns: columns.iter().map(|(_, a)| *a).collect(),
+    /// A table with these columns.
+    pub fn new(columns: Vec<Column>) -> Self {
+        Table {
+            columns,
             rows: Vec::new(),
+            file_order: None,
         }
     }
 
-    /// Appends a row. Missing cells are empty; extra cells are dropped.
-    pub fn push<I, S>(&mut self, cells: I)
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let mut row: Vec<String> = cells
-            .into_iter()
-            .take(self.headers.len())
-            .map(Into::into)
+    /// Puts the CSV and JSON columns in the order of `keys`.
+    pub fn file_order(mut self, keys: &[&'static str]) -> Self {
+        self.file_order = Some(keys.to_vec());
+        self
+    }
+
+    /// The indices of the columns `keep` picks, in file order.
+    fn file_columns(&self, keep: impl Fn(&Column) -> bool) -> Vec<(usize, &Column)> {
+        let mut shown: Vec<(usize, &Column)> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| keep(c))
             .collect();
-        row.resize(self.headers.len(), String::new());
-        self.rows.push(row);
+        if let Some(order) = &self.file_order {
+            shown.sort_by_key(|(_, c)| order.iter().position(|k| *k == c.key));
+        }
+        shown
     }
 
-    /// Number of data rows.
+    /// A table of plain text columns with these titles.
+    pub fn titled(titles: &[&str]) -> Self {
+        Table::new(titles.iter().map(|t| Column::new(*t, *t)).collect())
+    }
+
+    /// Shows only the columns with these keys in text and Markdown (the
+    /// files keep theirs).
+    pub fn show(mut self, keys: &[&str]) -> Self {
+        for c in &mut self.columns {
+            c.hidden = !keys.contains(&c.key.as_str());
+        }
+        self
+    }
+
+    /// Appends a row; missing cells are empty, extra cells are dropped.
+    pub fn push(&mut self, mut cells: Vec<Value>) {
+        cells.resize(self.columns.len(), Value::Empty);
+        self.rows.push(Some(cells));
+    }
+
+    /// Appends a row of text cells.
+    pub fn push_text<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.push(cells.into_iter().map(|c| Value::Text(c.into())).collect());
+    }
+
+    /// Appends a blank line (text only), as between groups of rows.
+    pub fn blank(&mut self) {
+        self.rows.push(None);
+    }
+
+    /// Number of rows, blank lines not counted.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.rows.iter().flatten().count()
     }
 
-    /// Whether the table has no data rows.
+    /// Whether the table has no rows.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.len() == 0
     }
 
-    /// The column headers.
-    pub fn headers(&self) -> &[String] {
-        &self.headers
-    }
-
-    /// The data rows.
-    pub fn rows(&self) -> &[Vec<String>] {
-        &self.rows
-    }
-
-    /// Renders the header, a dashed rule and the rows, columns separated by
-    /// two spaces, without trailing spaces; every line ends in `\n`.
-    pub fn render(&self) -> String {
-        let widths: Vec<usize> = (0..self.headers.len())
-            .map(|c| {
-                std::iter::once(&self.headers[c])
-                    .chain(self.rows.iter().map(|r| &r[c]))
-                    .map(|s| s.chars().count())
-                    .max()
-                    .unwrap_or(0)
+    /// The text (and Markdown) cells of every row, `None` for blank lines.
+    fn text_rows(&self) -> (Vec<&Column>, Vec<Option<Vec<String>>>) {
+        let shown: Vec<(usize, &Column)> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.text.is_some() && !c.hidden)
+            .collect();
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                let row = row.as_ref()?;
+                Some(
+                    shown
+                        .iter()
+                        .map(|&(i, c)| format_cell(&row[i], c.text, c.missing))
+                        .collect(),
+                )
             })
             .collect();
-        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-        let mut out = String::new();
-        for row in std::iter::once(&self.headers)
-            .chain(std::iter::once(&rule))
-            .chain(self.rows.iter())
-        {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                if c > 0 {
-                    line.push_str("  ");
-                }
-                let pad = widths[c].saturating_sub(cell.chars().count());
-                match self.aligns[c] {
-                    Align::Left => {
-                        line.push_str(cell);
-                        line.extend(std::iter::repeat_n(' ', pad));
-                    }
-                    Align::Right => {
-                        line.extend(std::iter::repeat_n(' ', pad));
-                        line.push_str(cell);
-                    }
-                }
-            }
-            let _ = writeln!(out, "{}", line.trim_end());
-        }
-        out
+        (shown.into_iter().map(|(_, c)| c).collect(), rows)
     }
 
-    /// The header and rows as CSV, `\n` line ends.
-    pub fn to_csv(&self) -> String {
+    /// The header, a dashed rule and the rows, columns separated by two
+    /// spaces, without trailing spaces; every line ends in `\n`.
+    pub fn render(&self) -> String {
+        let (columns, rows) = self.text_rows();
+        let headers: Vec<String> = columns.iter().map(|c| c.title.clone()).collect();
+        let width = |i: usize| {
+            rows.iter()
+                .flatten()
+                .chain([&headers])
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..columns.len()).map(width).collect();
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
         let mut out = String::new();
-        for row in std::iter::once(&self.headers).chain(self.rows.iter()) {
-            let line: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
-            out.push_str(&line.join(","));
+        for row in [Some(headers), Some(rule)].into_iter().chain(rows) {
+            let cells = row.unwrap_or_default();
+            let line: Vec<String> = cells
+                .iter()
+                .zip(&columns)
+                .zip(&widths)
+                .map(|((cell, c), &w)| match c.right {
+                    true => format!("{cell:>w$}"),
+                    false => format!("{cell:<w$}"),
+                })
+                .collect();
+            out.push_str(line.join("  ").trim_end());
             out.push('\n');
         }
         out
     }
+
+    /// The table as Markdown; columns of numbers (every cell starting with a
+    /// digit, or empty) are right-aligned; `|` and line breaks are escaped.
+    pub fn markdown(&self) -> String {
+        let (columns, rows) = self.text_rows();
+        let rows: Vec<Vec<String>> = rows.into_iter().flatten().collect();
+        let numeric = |i: usize| {
+            !rows.is_empty()
+                && rows
+                    .iter()
+                    .all(|r| r[i].is_empty() || r[i].starts_with(|c: char| c.is_ascii_digit()))
+        };
+        let line = |cells: Vec<String>| {
+            let cells: Vec<String> = cells
+                .iter()
+                .map(|c| c.replace('|', "\\|").replace('\n', " "))
+                .collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let rule: Vec<&str> = (0..columns.len())
+            .map(|i| if numeric(i) { "---:" } else { "---" })
+            .collect();
+        let mut out = line(columns.iter().map(|c| c.title.clone()).collect());
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        rows.into_iter().for_each(|r| out.push_str(&line(r)));
+        out
+    }
+
+    /// The CSV columns' keys and the rows, `\n` line ends, quoted where
+    /// needed (RFC 4180).
+    pub fn to_csv(&self) -> String {
+        let shown = self.file_columns(|c| c.csv.is_some());
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        let records = self.rows.iter().flatten().map(|row| {
+            shown
+                .iter()
+                .map(|&(i, c)| format_cell(&row[i], c.csv, ""))
+                .collect::<Vec<_>>()
+        });
+        let header = shown.iter().map(|(_, c)| c.key.clone()).collect();
+        for record in std::iter::once(header).chain(records) {
+            writer.write_record(record).expect("writing to memory");
+        }
+        String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 cells")
+    }
+
+    /// One JSON object per row, keyed by the JSON columns' keys; numbers at
+    /// full precision.
+    pub fn to_json(&self) -> Vec<Json> {
+        let shown = self.file_columns(|c| c.json);
+        let rows = self.rows.iter().flatten();
+        rows.map(|row| {
+            let object: Map<String, Json> = shown
+                .iter()
+                .map(|&(i, c)| {
+                    let v = &row[i];
+                    let json = match v {
+                        Value::Text(s) => Json::from(s.as_str()),
+                        Value::Int(n) => Json::from(*n),
+                        Value::Num(x) => Json::from(*x),
+                        Value::Empty => Json::Null,
+                        Value::Json(j) => j.clone(),
+                    };
+                    (c.key.clone(), json)
+                })
+                .collect();
+            Json::Object(object)
+        })
+        .collect()
+    }
 }
 
-/// Quotes a CSV field when it holds a comma, quote or line break.
-pub fn csv_field(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_owned()
+fn format_cell(value: &Value, style: Option<Style>, missing: &str) -> String {
+    let number = |x: f64| match style.unwrap_or(Style::Plain) {
+        Style::Plain => x.to_string(),
+        Style::Thousands => thousands(x),
+        Style::Fixed(d) => format!("{x:.d$}"),
+        Style::Times(d) => format!("{x:.d$}x"),
+    };
+    match value {
+        Value::Text(s) => s.clone(),
+        Value::Int(n) if style == Some(Style::Thousands) => thousands(*n as f64),
+        Value::Int(n) => n.to_string(),
+        Value::Num(x) => number(*x),
+        Value::Empty => missing.to_owned(),
+        Value::Json(j) => j.to_string(),
     }
+}
+
+/// `1234567.8` as `1,234,568`; `n/a` for NaN and infinities.
+pub fn thousands(value: f64) -> String {
+    if !value.is_finite() {
+        return "n/a".to_owned();
+    }
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < 0.0 && digits != "0" {
+        out.insert(0, '-');
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn render_aligns_and_pads() {
-        let mut t = Table::new(&[("impl", Align::Left), ("n", Align::Right)]);
-        t.push(["x", "100"]);
-        t.push(vec!["longer".to_owned()]);
-        assert_eq!(t.len(), 2);
-        assert_eq!(
-            t.render(),
-            "impl      n\n------  ---\nx       100\nlonger\n"
-        );
+    fn sample() -> Table {
+        let mut t = Table::new(vec![
+            Column::new("impl", "implementation"),
+            Column::new("n", "n")
+                .right()
+                .csv(Style::Fixed(1))
+                .missing("-"),
+            Column::new("note", "note").text_only(),
+            Column::new("raw", "raw").json_only(),
+        ]);
+        t.push(vec![
+            Value::text("x,y"),
+            Value::Int(100),
+            Value::text("a|b"),
+        ]);
+        t.blank();
+        t.push(vec![
+            Value::text("say \"hi\""),
+            Value::Empty,
+            Value::Empty,
+            Value::Json(Json::from(7)),
+        ]);
+        t
     }
 
     #[test]
-    fn csv_quotes() {
-        let mut t = Table::new(&[("a", Align::Left), ("b", Align::Left)]);
-        t.push(["x,y", "say \"hi\""]);
-        assert_eq!(t.to_csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+    fn text_markdown_csv_and_json() {
+        let t = sample();
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t.render(),
+            "impl        n  note\n--------  ---  ----\nx,y       100  a|b\n\nsay \"hi\"    -\n"
+        );
+        assert_eq!(
+            t.markdown(),
+            "| impl | n | note |\n|---|---|---|\n| x,y | 100 | a\\|b |\n| say \"hi\" | - |  |\n"
+        );
+        assert_eq!(
+            t.to_csv(),
+            "implementation,n\n\"x,y\",100\n\"say \"\"hi\"\"\",\n"
+        );
+        let json = t.to_json();
+        assert_eq!(
+            json[0],
+            serde_json::json!({"implementation": "x,y", "n": 100, "raw": null})
+        );
+        assert_eq!(json[1]["raw"], 7);
+        let mut numbers = Table::titled(&["k", "v"]);
+        numbers.push_text(["a", "12"]);
+        assert!(numbers.markdown().contains("|---|---:|"));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0.4), "0");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1234567.8), "1,234,568");
+        assert_eq!(thousands(-1500.0), "-1,500");
+        assert_eq!(thousands(f64::NAN), "n/a");
     }
 }

@@ -198,7 +198,11 @@ fn cli_rejects_bad_arguments() {
     for args in [&["--params", "640"][..], &["--bogus"], &["--count"]] {
         let out = kat_command().args(args).output().expect("run kat");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("usage: kat"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains("--help"),
+            "{stderr}"
+        );
     }
 
     let out = kat_command().arg("--help").output().expect("run kat");

@@ -1,6 +1,6 @@
-//! `charts`: turns a CSV of measurements into SVG bar charts, one per
-//! parameter set (or any other facet column), each with the CSV of the
-//! numbers it shows.
+//! `charts`: turns a CSV of measurements into SVG bar charts (drawn with
+//! `plotters`), one per parameter set (or any other facet column), each with
+//! the CSV of the numbers it shows.
 //!
 //! ```text
 //! cargo run --release -p test-tools --bin charts -- --csv bench.csv --out charts
@@ -15,105 +15,329 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use test_tools::cli;
-use test_tools::csv_read::{CsvTable, Record};
-use test_tools::svg_chart::BarChart;
-use test_tools::table::{Align, Table};
+use test_tools::table::{Column, Table};
 
-const USAGE: &str = "\
-usage: charts --csv FILE [--out DIR] [--prefix NAME] [--facet COL] [--group COL]
-              [--series COL] [--value COL] [--title TEXT] [--value-label TEXT]
-
-Draws one grouped bar chart per facet value (e.g. per parameter set) from a
-CSV with a header row, and writes DIR/<facet>.svg plus DIR/<facet>.csv (the
-group, series and value behind the chart). Prints the paths it wrote.
-
-Known formats (the defaults follow from the header):
-  bench:       parameter_set,implementation,operation,median_cycles,...
-               groups = operation, series = implementation,
-               value = median_cycles (\"median cycles (lower is better)\")
-  comparison:  algorithm,parameter_set,operation,implementation,ops_per_sec,...
-               (speed-compare, evp-bench): value = ops_per_sec
-               (\"ops/s (higher is better)\")
-
-options:
-  --csv FILE          the input CSV (required)
-  --out DIR           output folder, created if missing (default: charts)
-  --prefix NAME       start every file name with NAME- (lowercased, runs of
-                      other characters than a-z and 0-9 as one -)
-  --facet COL         one chart per value of COL (default: parameter_set if
-                      present, else algorithm; when a parameter set holds
-                      several algorithms, e.g. hybrids, algorithm)
-  --group COL         x-axis categories (default: operation)
-  --series COL        bars in each group, one colour each (default:
-                      implementation)
-  --value COL         bar heights (default: by format, see above)
-  --title TEXT        chart title; the facet value is appended
-  --value-label TEXT  y-axis title
-  -h, --help          this text
-
-Groups and series keep the order they first appear in. Empty cells and n/a
-are drawn as gaps; a (facet, group, series) that appears twice is an error.
-";
-
-/// The command line.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// Draws one grouped bar chart per facet value (e.g. per parameter set) from
+/// a CSV with a header row, and writes DIR/<facet>.svg plus DIR/<facet>.csv
+/// (the group, series and value behind the chart). Prints the paths it
+/// wrote.
+///
+/// Known formats (the defaults follow from the header): bench
+/// (parameter_set,implementation,operation,median_cycles,...: groups =
+/// operation, series = implementation, value = median_cycles, "median cycles
+/// (lower is better)"), and comparison
+/// (algorithm,parameter_set,operation,implementation,ops_per_sec,... of
+/// speed-compare and evp-bench: value = ops_per_sec, "ops/s (higher is
+/// better)").
+///
+/// Groups and series keep the order they first appear in. Empty cells and
+/// n/a are drawn as gaps; a (facet, group, series) that appears twice is an
+/// error.
+#[derive(Parser, Debug, Default, PartialEq, Eq)]
+#[command(name = "charts")]
 struct Args {
+    /// The input CSV
+    #[arg(long, value_name = "FILE", value_parser = cli::path)]
     csv: PathBuf,
+    /// Output folder, created if missing
+    #[arg(long, value_name = "DIR", default_value = "charts", value_parser = cli::path)]
     out: PathBuf,
+    /// Start every file name with NAME- (lowercased, runs of other characters
+    /// than a-z and 0-9 as one -)
+    #[arg(long, value_name = "NAME", value_parser = text)]
     prefix: Option<String>,
+    /// One chart per value of COL [default: parameter_set if present, else
+    /// algorithm; when a parameter set holds several algorithms, e.g.
+    /// hybrids, algorithm]
+    #[arg(long, value_name = "COL", value_parser = text)]
     facet: Option<String>,
+    /// X-axis categories [default: operation]
+    #[arg(long, value_name = "COL", value_parser = text)]
     group: Option<String>,
+    /// Bars in each group, one colour each [default: implementation]
+    #[arg(long, value_name = "COL", value_parser = text)]
     series: Option<String>,
+    /// Bar heights [default: by format, see above]
+    #[arg(long, value_name = "COL", value_parser = text)]
     value: Option<String>,
+    /// Chart title; the facet value is appended
+    #[arg(long, value_name = "TEXT", value_parser = text)]
     title: Option<String>,
+    /// Y-axis title
+    #[arg(long, value_name = "TEXT", value_parser = text)]
     value_label: Option<String>,
 }
 
-/// Parses the arguments after the program name. `Ok(None)` means `--help`.
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut parsed = Args {
-        out: PathBuf::from("charts"),
-        ..Args::default()
-    };
-    let mut csv = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        if matches!(flag.as_str(), "-h" | "--help") {
-            return Ok(None);
-        }
-        let value = inline
-            .or_else(|| args.next())
-            .ok_or_else(|| format!("{flag} needs a value"))?;
-        if value.is_empty() {
-            return Err(format!("{flag} needs a non-empty value"));
-        }
-        let slot = match flag.as_str() {
-            "--csv" => {
-                csv = Some(PathBuf::from(value));
-                continue;
-            }
-            "--out" => {
-                parsed.out = PathBuf::from(value);
-                continue;
-            }
-            "--prefix" => &mut parsed.prefix,
-            "--facet" => &mut parsed.facet,
-            "--group" => &mut parsed.group,
-            "--series" => &mut parsed.series,
-            "--value" => &mut parsed.value,
-            "--title" => &mut parsed.title,
-            "--value-label" => &mut parsed.value_label,
-            _ => return Err(format!("unknown argument {arg:?}")),
-        };
-        *slot = Some(value);
+fn text(value: &str) -> Result<String, String> {
+    match value.is_empty() {
+        true => Err("needs a non-empty value".to_owned()),
+        false => Ok(value.to_owned()),
     }
-    parsed.csv = csv.ok_or("--csv FILE is required")?;
-    Ok(Some(parsed))
+}
+
+/// A CSV file read with the `csv` crate: the header and the records under
+/// it, each with the line it starts on.
+#[derive(Debug)]
+struct CsvTable {
+    headers: Vec<String>,
+    records: Vec<Record>,
+}
+
+/// One record of a CSV file.
+#[derive(Debug)]
+struct Record {
+    line: usize,
+    fields: Vec<String>,
+}
+
+impl CsvTable {
+    /// Parses CSV text; every record must have the header's fields.
+    fn parse(text: &str) -> Result<Self, String> {
+        let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let headers = reader.headers().map_err(|e| e.to_string())?;
+        let headers: Vec<String> = headers.iter().map(|h| h.trim().to_owned()).collect();
+        let mut records = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| e.to_string())?;
+            let line = record.position().map_or(0, |p| p.line() as usize);
+            records.push(Record {
+                line,
+                fields: record.iter().map(str::to_owned).collect(),
+            });
+        }
+        Ok(CsvTable { headers, records })
+    }
+
+    fn headers(&self) -> &[String] {
+        &self.headers
+    }
+
+    fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.headers.iter().position(|h| h == name)
+    }
+}
+
+/// The Okabe-Ito palette (colour-blind safe), ordered so that the first
+/// colours contrast well on white; yellow comes late. Series beyond the
+/// eighth reuse the colours in order.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x00, 0x72, 0xB2),
+    RGBColor(0xE6, 0x9F, 0x00),
+    RGBColor(0x00, 0x9E, 0x73),
+    RGBColor(0xD5, 0x5E, 0x00),
+    RGBColor(0x56, 0xB4, 0xE9),
+    RGBColor(0xCC, 0x79, 0xA7),
+    RGBColor(0xF0, 0xE4, 0x42),
+    RGBColor(0x00, 0x00, 0x00),
+];
+
+/// A grouped bar chart: `values[s][g]` is the bar of series `s` in group `g`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct BarChart {
+    /// Headline above the chart.
+    title: String,
+    /// Smaller line under the title (source, settings).
+    subtitle: String,
+    /// Title of the y axis, e.g. "median cycles (lower is better)".
+    value_label: String,
+    /// The x-axis categories, left to right.
+    groups: Vec<String>,
+    /// The bar series, one colour each, in legend order.
+    series: Vec<String>,
+    /// One row per series, one entry per group; `None` = not measured.
+    values: Vec<Vec<Option<f64>>>,
+}
+
+impl BarChart {
+    /// The value drawn for series `s` in group `g`: finite and not
+    /// negative, else `None` (a gap labelled "n/a").
+    fn bar(&self, s: usize, g: usize) -> Option<f64> {
+        self.values[s][g].filter(|v| v.is_finite() && *v >= 0.0)
+    }
+
+    /// The chart as a standalone SVG document: title, subtitle and legend
+    /// above the plot; every bar labelled with its value (`73.6k`), gaps
+    /// with `n/a`; the y axis from 0.
+    fn to_svg(&self) -> Result<String, String> {
+        let (groups, series) = (self.groups.len().max(1), self.series.len().max(1));
+        let width = (groups * (series * 44 + 28) + 120).max(800) as u32;
+        let legend_rows = legend_layout(&self.series, width)
+            .last()
+            .map_or(1, |&(_, _, row)| row + 1);
+        let height = 450 + 22 * (legend_rows as u32 - 1);
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+            self.draw(&root, width, legend_rows)
+                .map_err(|e| e.to_string())?;
+            root.present().map_err(|e| e.to_string())?;
+        }
+        Ok(svg)
+    }
+
+    fn draw(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        width: u32,
+        legend_rows: usize,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        root.fill(&WHITE)?;
+        let grey = RGBColor(0x55, 0x55, 0x55);
+        root.draw(&Text::new(
+            self.title.as_str(),
+            (20, 16),
+            font(20).style(FontStyle::Bold),
+        ))?;
+        root.draw(&Text::new(
+            self.subtitle.as_str(),
+            (20, 44),
+            font(13).color(&grey),
+        ))?;
+        for (s, (x, y, _)) in legend_layout(&self.series, width).into_iter().enumerate() {
+            let colour = PALETTE[s % PALETTE.len()];
+            root.draw(&Rectangle::new([(x, y), (x + 13, y + 13)], colour.filled()))?;
+            root.draw(&Text::new(self.series[s].as_str(), (x + 19, y), font(13)))?;
+        }
+        let top = 70 + 22 * legend_rows as u32;
+        let plot = root.margin(top, 20, 20, 20);
+        if self.groups.is_empty() || self.series.is_empty() {
+            let centre = Pos::new(HPos::Center, VPos::Center);
+            let style = font(14).color(&grey).pos(centre);
+            plot.draw(&Text::new("no data", (width as i32 / 2 - 20, 150), style))?;
+            return Ok(());
+        }
+        let max = (0..self.series.len())
+            .flat_map(|s| (0..self.groups.len()).map(move |g| (s, g)))
+            .filter_map(|(s, g)| self.bar(s, g))
+            .fold(0.0, f64::max);
+        let top_value = if max > 0.0 { max * 1.08 } else { 1.0 };
+        let mut chart = ChartBuilder::on(&plot)
+            .x_label_area_size(30)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..self.groups.len() as f64, 0f64..top_value)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .disable_x_axis()
+            .y_labels(8)
+            .y_desc(self.value_label.as_str())
+            .y_label_formatter(&|v| tick(*v))
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(0xe5, 0xe5, 0xe5))
+            .draw()?;
+        // Each bar's slot: 84% of a group shared out, at most 80 pixels wide.
+        let n = self.series.len() as f64;
+        let group_pixels = f64::from(width - 120) / self.groups.len() as f64;
+        let slot = (0.84 / n).min(80.0 / group_pixels);
+        let above = Pos::new(HPos::Center, VPos::Bottom);
+        let below = Pos::new(HPos::Center, VPos::Top);
+        for g in 0..self.groups.len() {
+            let label = Text::new(
+                self.groups[g].clone(),
+                (0, 8),
+                TextStyle::from(font(14)).pos(below),
+            );
+            chart.draw_series([EmptyElement::at((g as f64 + 0.5, 0.0)) + label])?;
+            for s in 0..self.series.len() {
+                let left = g as f64 + (1.0 - slot * n) / 2.0 + slot * s as f64;
+                let (x0, x1, centre) = (left + slot * 0.1, left + slot * 0.9, left + slot / 2.0);
+                let colour = PALETTE[s % PALETTE.len()];
+                let (value, text, colour) = match self.bar(s, g) {
+                    Some(v) => (v, compact(v), colour),
+                    None => (0.0, "n/a".to_owned(), grey),
+                };
+                if value > 0.0 {
+                    chart
+                        .draw_series([Rectangle::new([(x0, 0.0), (x1, value)], colour.filled())])?;
+                }
+                let text = Text::new(
+                    text,
+                    (0, -3),
+                    font(11).color(&RGBColor(0x22, 0x22, 0x22)).pos(above),
+                );
+                chart.draw_series([EmptyElement::at((centre, value)) + text])?;
+            }
+        }
+        let axis = [(0.0, 0.0), (self.groups.len() as f64, 0.0)];
+        chart.draw_series([PathElement::new(axis, RGBColor(0x33, 0x33, 0x33))])?;
+        Ok(())
+    }
+}
+
+/// A sans-serif font of `size` pixels (plotters' SVG backend writes sizes
+/// as 1/1.24 of what it is given).
+fn font(size: u32) -> FontDesc<'static> {
+    ("sans-serif", f64::from(size) * 1.24).into_font()
+}
+
+/// A y-axis tick: [`compact`] without trailing zeros (`50k`, `2.5M`).
+fn tick(v: f64) -> String {
+    let text = compact(v);
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    match number.contains('.') {
+        true => format!(
+            "{}{suffix}",
+            number.trim_end_matches('0').trim_end_matches('.')
+        ),
+        false => text,
+    }
+}
+
+/// Where each legend entry goes: (x, y, row), wrapping at `width`.
+fn legend_layout(series: &[String], width: u32) -> Vec<(i32, i32, usize)> {
+    let (mut x, mut row) = (20i32, 0usize);
+    let mut out = Vec::new();
+    for name in series {
+        let entry = 19 + name.chars().count() as i32 * 7 + 24;
+        if x > 20 && x + entry > width as i32 - 20 {
+            (x, row) = (20, row + 1);
+        }
+        out.push((x, 68 + 22 * row as i32, row));
+        x += entry;
+    }
+    out
+}
+
+/// `73553` as `73.6k`: three significant digits with k, M or G; small
+/// whole numbers as they are.
+fn compact(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".to_owned();
+    }
+    let a = v.abs();
+    if a < 1000.0 && a.fract() == 0.0 {
+        return format!("{v}");
+    }
+    // Three significant digits first, so that 999.7 becomes 1.00k.
+    let magnitude = a.log10().floor() as i32;
+    let scale = 10f64.powi(magnitude - 2);
+    let rounded = (a / scale).round() * scale;
+    let (div, suffix) = [(1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|&(d, _)| rounded >= d)
+        .unwrap_or((1.0, ""));
+    let scaled = rounded / div;
+    let decimals = match scaled {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        s if s >= 1.0 => 2,
+        _ => (2 - magnitude).clamp(0, 15) as usize,
+    };
+    let sign = if v < 0.0 { "-" } else { "" };
+    format!("{sign}{scaled:.decimals$}{suffix}")
 }
 
 /// What the CSV's header says about where it came from.
@@ -295,10 +519,11 @@ fn build_facets(
         let mut groups: Vec<String> = Vec::new();
         let mut series: Vec<String> = Vec::new();
         let mut cells: HashMap<(usize, usize), (Option<f64>, usize)> = HashMap::new();
-        let mut data = Table::new(&[
-            (&headers[cols.group], Align::Left),
-            (&headers[cols.series], Align::Left),
-            (&headers[cols.value], Align::Right),
+        let column = |c: usize| Column::new(&headers[c], &headers[c]);
+        let mut data = Table::new(vec![
+            column(cols.group),
+            column(cols.series),
+            column(cols.value),
         ]);
         for record in records {
             let f = &record.fields;
@@ -315,10 +540,10 @@ fn build_facets(
                     f[cols.series]
                 ));
             }
-            data.push([
-                f[cols.group].clone(),
-                f[cols.series].clone(),
-                f[cols.value].trim().to_owned(),
+            data.push_text([
+                f[cols.group].as_str(),
+                &f[cols.series],
+                f[cols.value].trim(),
             ]);
         }
         let values = (0..series.len())
@@ -476,17 +701,9 @@ fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
 }
 
 fn main() -> ExitCode {
-    cli::main_with(
-        "charts",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-        |args| {
-            for path in run(&args)? {
-                println!("{}", path.display());
-            }
-            Ok::<(), String>(())
-        },
-    )
+    let args = Args::parse();
+    let result = run(&args).map(|written| written.iter().for_each(|p| println!("{}", p.display())));
+    cli::exit("charts", result)
 }
 
 #[cfg(test)]
@@ -511,14 +728,15 @@ X25519MLKEM768,ML-KEM-768,keygen,ours,OpenSSL 3.5.5,20000,0.00005,1.5,3
 X25519MLKEM768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,,,,3
 ";
 
-    fn args(list: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(list.iter().map(|s| (*s).to_owned()))
+    fn args(list: &[&str]) -> Result<Args, String> {
+        let list = std::iter::once("charts").chain(list.iter().copied());
+        Args::try_parse_from(list).map_err(|e| e.to_string())
     }
 
     fn facets_of(text: &str, extra: &[&str]) -> Result<Vec<Facet>, String> {
         let mut list = vec!["--csv", "in.csv"];
         list.extend_from_slice(extra);
-        let a = args(&list)?.unwrap();
+        let a = args(&list)?;
         let csv = CsvTable::parse(text).map_err(|e| e.to_string())?;
         let format = Format::detect(&csv);
         let cols = choose_columns(&a, &csv, &format)?;
@@ -530,23 +748,66 @@ X25519MLKEM768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,,,,3
         let a = args(&[
             "--csv", "b.csv", "--out=o", "--prefix", "bench", "--value", "x",
         ])
-        .unwrap()
         .unwrap();
-        assert_eq!(a.csv, PathBuf::from("b.csv"));
-        assert_eq!(a.out, PathBuf::from("o"));
-        assert_eq!(a.prefix.as_deref(), Some("bench"));
-        assert_eq!(a.value.as_deref(), Some("x"));
-        assert_eq!(a.facet, None);
-        assert!(args(&["--csv", "b.csv", "-h"]).unwrap().is_none());
-        assert_eq!(args(&["--out", "o"]).unwrap_err(), "--csv FILE is required");
-        assert_eq!(args(&["--csv"]).unwrap_err(), "--csv needs a value");
+        assert_eq!((a.csv, a.out), (PathBuf::from("b.csv"), PathBuf::from("o")));
         assert_eq!(
-            args(&["--csv", "a", "--bogus", "1"]).unwrap_err(),
-            "unknown argument \"--bogus\""
+            (a.prefix.as_deref(), a.value.as_deref(), a.facet),
+            (Some("bench"), Some("x"), None)
         );
         assert_eq!(
-            args(&["--csv="]).unwrap_err(),
-            "--csv needs a non-empty value"
+            args(&["--csv", "b.csv"]).unwrap().out,
+            PathBuf::from("charts")
+        );
+        for bad in [
+            &["--out", "o"][..],
+            &["--csv"],
+            &["--csv", "a", "--bogus", "1"],
+            &["--csv="],
+        ] {
+            assert!(args(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn draws_bars_labels_and_gaps() {
+        let chart = BarChart {
+            title: "ML-KEM-768".into(),
+            subtitle: "openssl speed".into(),
+            value_label: "ops/s (higher is better)".into(),
+            groups: vec!["keygen".into(), "encaps".into()],
+            series: vec!["ours".into(), "native".into()],
+            values: vec![
+                vec![Some(73553.0), Some(161804.0)],
+                vec![Some(22251.0), None],
+            ],
+        };
+        let svg = chart.to_svg().unwrap();
+        for text in [
+            "73.6k",
+            "162k",
+            "22.3k",
+            "n/a",
+            "ML-KEM-768",
+            "ours",
+            "keygen",
+            "ops/s (higher is better)",
+        ] {
+            let text = format!(">\n{text}\n</text>");
+            assert!(svg.contains(&text), "{text} missing");
+        }
+        assert_eq!(compact(999.7), "1.00k");
+        assert_eq!(
+            (compact(5.0), compact(0.25), compact(1.5e6)),
+            ("5".into(), "0.250".into(), "1.50M".into())
+        );
+        let empty = BarChart {
+            title: "t".into(),
+            ..BarChart::default()
+        };
+        assert!(empty.to_svg().unwrap().contains(">\nno data\n<"));
+        assert_eq!(
+            (tick(50_000.0), tick(2.5e6), tick(0.0)),
+            ("50k".into(), "2.5M".into(), "0".into())
         );
     }
 

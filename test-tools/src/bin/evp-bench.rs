@@ -13,25 +13,20 @@
 //! cargo run --release -p test-tools --bin evp-bench -- --quick
 //! ```
 
-use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use serde_json::{json, Value};
-use test_tools::cli::{self, default_provider_dir, positive, write_file};
-use test_tools::comparison::median;
-use test_tools::cycles::{self, Operation};
+use clap::Parser;
+use serde_json::json;
+use test_tools::cli::{self, default_provider_dir, positive, Files, Progress};
 use test_tools::evp_harness::{Decapsulator, Encapsulator, Key, KeyGenerator, Library};
+use test_tools::measure::{Measurement, Operation, Trial};
 use test_tools::speed_output::parameter_set;
-use test_tools::table::{Align, Table};
+use test_tools::system_info::openssl_version;
+use test_tools::table::{Column, Style, Table, Value};
+use test_tools::timer;
 
-/// Trials per (implementation, algorithm, operation) by default.
-const DEFAULT_TRIALS: usize = 10;
-/// Operations per trial by default.
-const DEFAULT_ITERATIONS: usize = 2000;
-/// Trials and iterations with `--quick`.
-const QUICK: (usize, usize) = (3, 100);
 /// The algorithms measured when none is named.
 const DEFAULT_ALGORITHMS: [&str; 5] = [
     "ML-KEM-512",
@@ -40,58 +35,105 @@ const DEFAULT_ALGORITHMS: [&str; 5] = [
     "X25519MLKEM768",
     "SecP256r1MLKEM768",
 ];
-/// The operations measured, in report order.
-const OPERATIONS: [Operation; 3] = [Operation::Keygen, Operation::Encaps, Operation::Decaps];
 
-const USAGE: &str = "\
-usage: evp-bench [--provider-dir DIR] [--implementation NAME=DIR:PROVIDER[:NAMES]]...
-                 [--trials T] [--iterations N] [--quick] [--csv PATH] [--json PATH]
-                 [ALGORITHM...]
+/// Times KEM keygen, encaps and decaps in process through OpenSSL's EVP API
+/// (the linked libcrypto), with the loops of `openssl speed`.
+///
+/// Keygen = EVP_PKEY_keygen on one reused context (each key freed), encaps =
+/// EVP_PKEY_encapsulate on one reused context over one key, decaps =
+/// EVP_PKEY_decapsulate on one reused context over one ciphertext. Each
+/// implementation lives in its own OSSL_LIB_CTX (its provider plus
+/// `default`, every fetch with the property query provider=<its provider>),
+/// and its decaps(encaps) secrets are checked to match before anything is
+/// timed.
+///
+/// Each operation runs TRIALS x ITERATIONS times after a short warm-up; the
+/// trials of the implementations alternate (A 1, B 1, A 2, ...) so that they
+/// share the machine's state. Per implementation, algorithm and operation it
+/// reports the median trial (us/op), mean us/op, mean cycles/op (rdtsc),
+/// ops/s (from the median trial) and the ratio of its ops/s to the first
+/// implementation's.
+///
+/// Implementations: `ours` is provider `mlkem` from --provider-dir; `native`
+/// the `default` provider, for the algorithms the linked libcrypto has
+/// (OpenSSL 3.5+; skipped with a note on 3.0-3.4); --implementation adds
+/// more. Progress goes to stderr, the tables to stdout.
+#[derive(Parser, Debug, PartialEq)]
+#[command(name = "evp-bench")]
+struct Args {
+    /// Where mlkem.so is (made by `bash scripts/build-provider.sh`)
+    #[arg(long, value_name = "DIR", default_value_os_t = default_provider_dir())]
+    provider_dir: PathBuf,
+    /// One more implementation: provider PROVIDER from module directory DIR
+    /// (empty: OpenSSL's default module directory; DIR cannot hold ':').
+    /// NAMES maps our algorithm names to the provider's: `oqs`
+    /// (oqsprovider: ML-KEM-768 is mlkem768, the hybrids keep OpenSSL 3.5's
+    /// names) or a list FROM=TO,FROM=TO (e.g. ML-KEM-768=mlkem768); unmapped
+    /// names are used as they are
+    #[arg(long = "implementation", value_name = "NAME=DIR:PROVIDER[:NAMES]", value_parser = ImplementationSpec::parse)]
+    extra: Vec<ImplementationSpec>,
+    /// Timed trials per measurement [default: 10; 3 with --quick]
+    #[arg(long, visible_alias = "rounds", value_name = "T", value_parser = positive)]
+    trials: Option<usize>,
+    /// Operations per trial [default: 2000; 100 with --quick]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    iterations: Option<usize>,
+    /// 3 trials x 100 iterations, for a smoke run
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    files: Files,
+    /// ML-KEM-512, ML-KEM-768, ML-KEM-1024, X25519MLKEM768,
+    /// SecP256r1MLKEM768 (the default: these five), SecP384r1MLKEM1024, or
+    /// any other KEM name the providers know; mlkem768 / MLKEM768 style names
+    /// work too
+    #[arg(value_name = "ALGORITHM")]
+    algorithms: Vec<String>,
+}
 
-Times KEM keygen, encaps and decaps in process through OpenSSL's EVP API
-(the linked libcrypto), with the loops of `openssl speed` (apps/speed.c):
-keygen = EVP_PKEY_keygen on one reused context (each key freed), encaps =
-EVP_PKEY_encapsulate on one reused context over one key, decaps =
-EVP_PKEY_decapsulate on one reused context over one ciphertext. Each
-implementation lives in its own OSSL_LIB_CTX (its provider plus `default`,
-every fetch with the property query provider=<its provider>), and its
-decaps(encaps) secrets are checked to match before anything is timed.
+impl Args {
+    fn trials(&self) -> usize {
+        self.trials.unwrap_or(if self.quick { 3 } else { 10 })
+    }
 
-Each operation runs TRIALS x ITERATIONS times after a short warm-up; the
-trials of the implementations alternate (A 1, B 1, A 2, ...) so that they
-share the machine's state. Per implementation, algorithm and operation it
-reports the median trial (us/op), mean us/op, mean cycles/op (rdtsc),
-ops/s (from the median trial) and the ratio of its ops/s to the first
-implementation's.
+    fn iterations(&self) -> usize {
+        self.iterations
+            .unwrap_or(if self.quick { 100 } else { 2000 })
+    }
 
-implementations:
-  ours     provider `mlkem` from --provider-dir
-  native   the `default` provider, for the algorithms the linked libcrypto
-           has (OpenSSL 3.5+; skipped with a note on 3.0-3.4)
-  --implementation NAME=DIR:PROVIDER[:NAMES] adds one more: provider
-           PROVIDER from module directory DIR (empty: OpenSSL's default
-           module directory; DIR cannot hold ':'). NAMES maps our algorithm
-           names to the provider's: `oqs` (oqsprovider: ML-KEM-768 is
-           mlkem768, the hybrids keep OpenSSL 3.5's names) or a list
-           FROM=TO,FROM=TO (e.g. ML-KEM-768=mlkem768); unmapped names are
-           used as they are.
+    /// The canonical names of the algorithms, each once.
+    fn algorithms(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        let given = self.algorithms.iter().map(String::as_str);
+        let given: Vec<&str> = if self.algorithms.is_empty() {
+            DEFAULT_ALGORITHMS.to_vec()
+        } else {
+            given.collect()
+        };
+        for name in given.into_iter().map(parameter_set) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
 
-options:
-  --provider-dir DIR  where mlkem.so is (default: <workspace>/target/provider,
-                      made by `bash scripts/build-provider.sh`)
-  --trials T          timed trials per measurement (default 10)
-  --iterations N      operations per trial (default 2000)
-  --quick             3 trials x 100 iterations, for a smoke run
-  --csv PATH          write one CSV row per algorithm, operation and
-                      implementation to PATH
-  --json PATH         write every trial's raw numbers as JSON to PATH
-  -h, --help          this text
-
-ALGORITHM: ML-KEM-512, ML-KEM-768, ML-KEM-1024, X25519MLKEM768,
-SecP256r1MLKEM768 (the default: all five), SecP384r1MLKEM1024, or any other
-KEM name the providers know. mlkem768 / MLKEM768 style names work too.
-Progress goes to stderr, the tables to stdout.
-";
+    /// Extra implementations must not take the names `ours`, `native` or
+    /// each other's.
+    fn check(self) -> Self {
+        for (i, spec) in self.extra.iter().enumerate() {
+            if ["ours", "native"].contains(&spec.name.as_str())
+                || self.extra[..i].iter().any(|s| s.name == spec.name)
+            {
+                cli::usage_error::<Args>(format!(
+                    "--implementation: the name {:?} is taken",
+                    spec.name
+                ));
+            }
+        }
+        self
+    }
+}
 
 /// How an implementation names the algorithms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,86 +212,6 @@ impl ImplementationSpec {
             names: fields.next().map_or(Ok(NameMap::Same), NameMap::parse)?,
         })
     }
-}
-
-/// The command line.
-#[derive(Debug, PartialEq)]
-struct Args {
-    provider_dir: PathBuf,
-    extra: Vec<ImplementationSpec>,
-    trials: usize,
-    iterations: usize,
-    csv: Option<PathBuf>,
-    json: Option<PathBuf>,
-    algorithms: Vec<String>,
-}
-
-/// Parses the arguments after the program name. `Ok(None)` means `--help`.
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut args = args.into_iter();
-    let (mut trials, mut iterations, mut quick) = (None, None, false);
-    let (mut provider_dir, mut csv, mut json) = (None, None, None);
-    let (mut extra, mut algorithms) = (Vec::<ImplementationSpec>::new(), Vec::new());
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--quick" if inline.is_none() => quick = true,
-            "--trials" => trials = Some(positive("--trials", &value("--trials")?)?),
-            "--iterations" => {
-                iterations = Some(positive("--iterations", &value("--iterations")?)?);
-            }
-            "--provider-dir" => provider_dir = Some(PathBuf::from(value("--provider-dir")?)),
-            "--csv" => csv = Some(PathBuf::from(value("--csv")?)),
-            "--json" => json = Some(PathBuf::from(value("--json")?)),
-            "--implementation" => {
-                let spec = ImplementationSpec::parse(&value("--implementation")?)?;
-                if ["ours", "native"].contains(&spec.name.as_str())
-                    || extra.iter().any(|s| s.name == spec.name)
-                {
-                    return Err(format!(
-                        "--implementation: the name {:?} is taken",
-                        spec.name
-                    ));
-                }
-                extra.push(spec);
-            }
-            _ if arg.starts_with('-') => return Err(format!("unknown option {arg:?}")),
-            _ => {
-                let name = parameter_set(&arg);
-                if !algorithms.contains(&name) {
-                    algorithms.push(name);
-                }
-            }
-        }
-    }
-    let (quick_trials, quick_iterations) = if quick {
-        QUICK
-    } else {
-        (DEFAULT_TRIALS, DEFAULT_ITERATIONS)
-    };
-    if algorithms.is_empty() {
-        algorithms = DEFAULT_ALGORITHMS.map(str::to_owned).to_vec();
-    }
-    Ok(Some(Args {
-        provider_dir: provider_dir.unwrap_or_else(default_provider_dir),
-        extra,
-        trials: trials.unwrap_or(quick_trials),
-        iterations: iterations.unwrap_or(quick_iterations),
-        csv,
-        json,
-        algorithms,
-    }))
 }
 
 /// An implementation: its spec and its loaded library context.
@@ -361,111 +323,20 @@ struct Runner<'l> {
     workload: Workload<'l>,
 }
 
-/// One timed trial.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Trial {
-    seconds: f64,
-    cycles: u64,
-}
-
-/// The trials of one (implementation, algorithm, operation).
-#[derive(Clone, Debug, PartialEq)]
-struct Measurement {
-    implementation: String,
-    /// The implementation's name for the algorithm.
-    algorithm: String,
-    /// OpenSSL 3.5's name for it.
-    parameter_set: String,
-    operation: Operation,
-    iterations: usize,
-    trials: Vec<Trial>,
-}
-
-impl Measurement {
-    /// The median trial's microseconds per operation.
-    fn median_us(&self) -> f64 {
-        let us: Vec<f64> = self
-            .trials
-            .iter()
-            .map(|t| t.seconds * 1e6 / self.iterations as f64)
-            .collect();
-        median(&us).unwrap_or(f64::NAN)
-    }
-
-    /// Operations over all trials.
-    fn operations(&self) -> f64 {
-        (self.trials.len() * self.iterations) as f64
-    }
-
-    fn mean_us(&self) -> f64 {
-        self.trials.iter().map(|t| t.seconds).sum::<f64>() * 1e6 / self.operations()
-    }
-
-    fn mean_cycles(&self) -> f64 {
-        self.trials.iter().map(|t| t.cycles as f64).sum::<f64>() / self.operations()
-    }
-
-    /// Operations per second of the median trial.
-    fn ops_per_sec(&self) -> f64 {
-        1e6 / self.median_us()
-    }
-}
-
-/// The `3.0.19` of `OpenSSL 3.0.19 27 Jan 2026`.
-fn openssl_version() -> String {
-    let full = openssl::version::version();
-    full.split_whitespace().nth(1).unwrap_or(full).to_owned()
-}
-
-/// Prints progress on stderr: overwriting one line on a terminal, a line
-/// per update otherwise.
-struct Progress {
-    terminal: bool,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        Progress {
-            terminal: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn update(&self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        if self.terminal {
-            let _ = write!(err, "\r\x1b[2K{text}");
-        } else {
-            let _ = writeln!(err, "{text}");
-        }
-        let _ = err.flush();
-    }
-
-    fn finish(&self) {
-        if self.terminal {
-            eprint!("\r\x1b[2K");
-        }
-    }
-}
-
 /// Times `operation` for every workload: a warm-up, then `trials` rounds in
 /// which each workload runs one trial of `iterations` operations in turn.
 fn time_operation(
     runners: &mut [Runner<'_>],
     parameter_set: &str,
     operation: Operation,
-    trials: usize,
-    iterations: usize,
+    (trials, iterations): (usize, usize),
     progress: &Progress,
 ) -> Result<Vec<Measurement>, String> {
     let mut measurements: Vec<Measurement> = runners
         .iter()
         .map(|runner| Measurement {
-            implementation: runner.implementation.to_owned(),
             algorithm: runner.algorithm.clone(),
-            parameter_set: parameter_set.to_owned(),
-            operation,
-            iterations,
-            trials: Vec::with_capacity(trials),
+            ..Measurement::new(runner.implementation, parameter_set, operation)
         })
         .collect();
     for runner in runners.iter_mut() {
@@ -482,135 +353,104 @@ fn time_operation(
                 runner.implementation
             ));
             let wall = Instant::now();
-            let start = cycles::now();
+            let start = timer::now();
             runner.workload.run(operation, iterations)?;
-            let end = cycles::now();
-            measurement.trials.push(Trial {
-                seconds: wall.elapsed().as_secs_f64(),
-                cycles: end.wrapping_sub(start),
-            });
+            let ticks = timer::now().wrapping_sub(start);
+            let seconds = wall.elapsed().as_secs_f64();
+            measurement
+                .trials
+                .push(Trial::timed(iterations as u64, seconds, Some(ticks)));
         }
     }
     Ok(measurements)
 }
 
-/// The table of one algorithm.
-fn algorithm_table(measurements: &[Measurement], baseline: &str) -> Table {
-    let ratio = format!("ops/s / {baseline}");
-    let mut table = Table::new(&[
-        ("operation", Align::Left),
-        ("implementation", Align::Left),
-        ("ops/s", Align::Right),
-        ("median us/op", Align::Right),
-        ("mean us/op", Align::Right),
-        ("mean cycles/op", Align::Right),
-        ("n", Align::Right),
-        (&ratio, Align::Right),
+/// The results: per algorithm, operation and implementation the ops/s of
+/// the median trial, median and mean us/op, mean cycles/op, n and (text)
+/// the ratio of its ops/s to `baseline`'s; in JSON every trial.
+fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
+    let mut table = Table::new(vec![
+        Column::new("algorithm", "algorithm").file_only(),
+        Column::new("parameter_set", "parameter_set").file_only(),
+        Column::new("operation", "operation"),
+        Column::new("implementation", "implementation").text_only(),
+        Column::new("implementation", "implementation").file_only(),
+        Column::new("openssl_version", "openssl_version").file_only(),
+        Column::new("ops/s", "ops_per_sec")
+            .right()
+            .text(Style::Fixed(0))
+            .csv(Style::Fixed(1)),
+        Column::new("s/op", "seconds_per_op")
+            .csv(Style::Fixed(9))
+            .file_only(),
+        Column::new("median us/op", "median_us")
+            .right()
+            .text(Style::Fixed(2))
+            .csv(Style::Fixed(3)),
+        Column::new("mean us/op", "mean_us")
+            .right()
+            .text(Style::Fixed(2))
+            .csv(Style::Fixed(3)),
+        Column::new("mean cycles/op", "mean_cycles")
+            .right()
+            .text(Style::Fixed(0))
+            .csv(Style::Fixed(1)),
+        Column::new("n", "n").right().text_only(),
+        Column::new(format!("ops/s / {baseline}"), "ratio")
+            .right()
+            .text(Style::Fixed(2))
+            .text_only(),
+        Column::new("trials", "trials").file_only(),
+        Column::new("iterations", "iterations").file_only(),
+        Column::new("raw trials", "raw_trials").json_only(),
     ]);
+    let version = openssl_version();
+    // ops/s of the median trial.
+    let rate = |m: &Measurement| 1.0 / m.median_seconds_per_op();
     for m in measurements {
-        let base = measurements
-            .iter()
-            .find(|b| b.operation == m.operation && b.implementation == baseline);
-        let implementation = if m.algorithm == m.parameter_set {
-            m.implementation.clone()
-        } else {
-            format!("{} ({})", m.implementation, m.algorithm)
+        let base = measurements.iter().find(|b| {
+            b.operation == m.operation
+                && b.parameter_set == m.parameter_set
+                && b.implementation == baseline
+        });
+        let shown = match m.algorithm == m.parameter_set {
+            true => m.implementation.clone(),
+            false => format!("{} ({})", m.implementation, m.algorithm),
         };
-        table.push([
-            m.operation.label().to_owned(),
-            implementation,
-            format!("{:.0}", m.ops_per_sec()),
-            format!("{:.2}", m.median_us()),
-            format!("{:.2}", m.mean_us()),
-            format!("{:.0}", m.mean_cycles()),
-            format!("{}", m.trials.len() * m.iterations),
-            base.map_or_else(String::new, |b| {
-                format!("{:.2}", m.ops_per_sec() / b.ops_per_sec())
-            }),
+        let iterations = m.trials.first().map_or(0, |t| t.operations);
+        table.push(vec![
+            Value::text(&m.algorithm),
+            Value::text(&m.parameter_set),
+            Value::text(m.operation.label()),
+            Value::Text(shown),
+            Value::text(&m.implementation),
+            Value::text(&version),
+            Value::Num(rate(m)),
+            Value::Num(m.median_seconds_per_op()),
+            Value::Num(m.median_seconds_per_op() * 1e6),
+            Value::Num(m.mean_seconds_per_op() * 1e6),
+            Value::num(m.mean_ticks()),
+            Value::Int(m.operations()),
+            Value::num(base.map(|b| rate(m) / rate(b))),
+            Value::Int(m.trials.len() as u64),
+            Value::Int(iterations),
+            Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
         ]);
     }
-    table
-}
-
-/// Every measurement as one CSV row.
-fn csv_table(measurements: &[Measurement], version: &str) -> Table {
-    let mut table = Table::new(
-        &[
-            "algorithm",
-            "parameter_set",
-            "operation",
-            "implementation",
-            "openssl_version",
-            "ops_per_sec",
-            "seconds_per_op",
-            "median_us",
-            "mean_us",
-            "mean_cycles",
-            "trials",
-            "iterations",
-        ]
-        .map(|h| (h, Align::Left)),
-    );
-    for m in measurements {
-        table.push([
-            m.algorithm.clone(),
-            m.parameter_set.clone(),
-            m.operation.label().to_owned(),
-            m.implementation.clone(),
-            version.to_owned(),
-            format!("{:.1}", m.ops_per_sec()),
-            format!("{:.9}", m.median_us() / 1e6),
-            format!("{:.3}", m.median_us()),
-            format!("{:.3}", m.mean_us()),
-            format!("{:.1}", m.mean_cycles()),
-            m.trials.len().to_string(),
-            m.iterations.to_string(),
-        ]);
-    }
-    table
-}
-
-/// The whole run as JSON, with every trial's raw numbers.
-fn json_report(
-    args: &Args,
-    implementations: &[Implementation],
-    skipped: &[(String, String, String)],
-    measurements: &[Measurement],
-) -> Value {
-    json!({
-        "tool": "evp-bench",
-        "openssl_version": openssl::version::version(),
-        "counter": cycles::COUNTER,
-        "trials": args.trials,
-        "iterations": args.iterations,
-        "implementations": implementations.iter().map(|i| json!({
-            "name": i.spec.name,
-            "provider": i.spec.provider,
-            "module_dir": i.spec.module_dir.as_ref().map(|d| d.display().to_string()),
-            "propquery": i.library.propquery().to_string_lossy(),
-        })).collect::<Vec<_>>(),
-        "skipped": skipped.iter().map(|(implementation, algorithm, reason)| json!({
-            "implementation": implementation,
-            "algorithm": algorithm,
-            "reason": reason,
-        })).collect::<Vec<_>>(),
-        "results": measurements.iter().map(|m| json!({
-            "implementation": m.implementation,
-            "algorithm": m.algorithm,
-            "parameter_set": m.parameter_set,
-            "operation": m.operation.label(),
-            "ops_per_sec": m.ops_per_sec(),
-            "median_us": m.median_us(),
-            "mean_us": m.mean_us(),
-            "mean_cycles": m.mean_cycles(),
-            "iterations": m.iterations,
-            "trials": m.trials.iter().map(|t| json!({
-                "seconds": t.seconds,
-                "cycles": t.cycles,
-                "us_per_op": t.seconds * 1e6 / m.iterations as f64,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+    table.file_order(&[
+        "algorithm",
+        "parameter_set",
+        "operation",
+        "implementation",
+        "openssl_version",
+        "ops_per_sec",
+        "seconds_per_op",
+        "median_us",
+        "mean_us",
+        "mean_cycles",
+        "trials",
+        "iterations",
+    ])
 }
 
 /// Loads the implementations: ours, native (when the linked libcrypto has
@@ -619,13 +459,7 @@ fn load_implementations(
     args: &Args,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Implementation>, String> {
-    if !args.provider_dir.join("mlkem.so").is_file() {
-        return Err(format!(
-            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first \
-             (or pass --provider-dir)",
-            args.provider_dir.display()
-        ));
-    }
+    cli::require_provider(&args.provider_dir)?;
     let mut implementations = vec![Implementation::load(ImplementationSpec {
         name: "ours".into(),
         module_dir: Some(args.provider_dir.clone()),
@@ -638,10 +472,9 @@ fn load_implementations(
         provider: "default".into(),
         names: NameMap::Same,
     })?;
-    let (has, lacks): (Vec<&String>, Vec<&String>) = args
-        .algorithms
-        .iter()
-        .partition(|a| native.library.supports(a));
+    let algorithms = args.algorithms();
+    let (has, lacks): (Vec<&String>, Vec<&String>) =
+        algorithms.iter().partition(|a| native.library.supports(a));
     if !lacks.is_empty() {
         let lacks: Vec<&str> = lacks.iter().map(|s| s.as_str()).collect();
         notes.push(format!(
@@ -667,100 +500,98 @@ fn run(args: &Args) -> Result<(), String> {
     println!(
         "evp-bench: {}; {} trials x {} iterations per measurement; counter {}",
         openssl::version::version(),
-        args.trials,
-        args.iterations,
-        cycles::COUNTER
+        args.trials(),
+        args.iterations(),
+        timer::COUNTER
     );
-    for implementation in &implementations {
-        println!("  {}", implementation.describe());
-    }
-    for note in &notes {
-        println!("note: {note}");
-    }
-    let _ = std::io::stdout().flush();
+    implementations
+        .iter()
+        .for_each(|i| println!("  {}", i.describe()));
+    notes.iter().for_each(|note| println!("note: {note}"));
 
     let progress = Progress::new();
     let mut skipped = Vec::new();
     let mut all = Vec::new();
-    for parameter_set in &args.algorithms {
+    for parameter_set in &args.algorithms() {
         let mut runners = Vec::new();
         for implementation in &implementations {
             let name = implementation.spec.names.name_for(parameter_set);
             if implementation.spec.name == "native" && !implementation.library.supports(&name) {
-                skipped.push((
-                    "native".to_owned(),
-                    parameter_set.clone(),
-                    format!("OpenSSL {version}'s default provider has no {name}"),
-                ));
+                skipped.push(json!({
+                    "implementation": "native",
+                    "algorithm": parameter_set,
+                    "reason": format!("OpenSSL {version}'s default provider has no {name}"),
+                }));
                 continue;
             }
+            let label = &implementation.spec.name;
             progress.update(&format!(
-                "[{} {parameter_set}] checking decaps(encaps)",
-                implementation.spec.name
+                "[{label} {parameter_set}] checking decaps(encaps)"
             ));
             let workload = Workload::new(&implementation.library, &name)
-                .map_err(|e| format!("{}: {e}", implementation.spec.name))?;
+                .map_err(|e| format!("{label}: {e}"))?;
             runners.push(Runner {
-                implementation: &implementation.spec.name,
+                implementation: label,
                 algorithm: name,
                 workload,
             });
         }
         let mut measurements = Vec::new();
-        for operation in OPERATIONS {
+        for operation in Operation::EVP {
+            let counts = (args.trials(), args.iterations());
             measurements.extend(time_operation(
                 &mut runners,
                 parameter_set,
                 operation,
-                args.trials,
-                args.iterations,
+                counts,
                 &progress,
             )?);
         }
         progress.finish();
-        println!("\n== {parameter_set} ==");
-        print!(
-            "{}",
-            algorithm_table(&measurements, &implementations[0].spec.name).render()
-        );
-        let _ = std::io::stdout().flush();
+        let table = results_table(&measurements, &implementations[0].spec.name);
+        print!("\n== {parameter_set} ==\n{}", table.render());
         all.extend(measurements);
     }
-    if let Some(path) = &args.csv {
-        write_file(path, &csv_table(&all, &version).to_csv())?;
-        eprintln!("wrote {}", path.display());
-    }
-    if let Some(path) = &args.json {
-        let report = json_report(args, &implementations, &skipped, &all);
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        write_file(path, &(text + "\n"))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    let settings = json!({
+        "tool": "evp-bench",
+        "openssl_version": openssl::version::version(),
+        "counter": timer::COUNTER,
+        "trials": args.trials(),
+        "iterations": args.iterations(),
+        "implementations": implementations.iter().map(|i| json!({
+            "name": i.spec.name,
+            "provider": i.spec.provider,
+            "module_dir": i.spec.module_dir.as_ref().map(|d| d.display().to_string()),
+            "propquery": i.library.propquery().to_string_lossy(),
+        })).collect::<Vec<_>>(),
+        "skipped": skipped,
+    });
+    args.files.write(
+        &results_table(&all, &implementations[0].spec.name),
+        settings,
+    )
 }
 
 fn main() -> ExitCode {
-    cli::main_with(
-        "evp-bench",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-        |args| run(&args),
-    )
+    cli::exit("evp-bench", run(&Args::parse().check()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(list.iter().map(|s| (*s).to_owned()))
+    fn args(list: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("evp-bench").chain(list.iter().copied()))
     }
 
     #[test]
     fn parses_the_command_line() {
-        let a = args(&[]).unwrap().unwrap();
-        assert_eq!((a.trials, a.iterations), (10, 2000));
-        assert_eq!(a.algorithms, DEFAULT_ALGORITHMS.map(str::to_owned).to_vec());
+        let a = args(&[]).unwrap();
+        assert_eq!((a.trials(), a.iterations()), (10, 2000));
+        assert_eq!(
+            a.algorithms(),
+            DEFAULT_ALGORITHMS.map(str::to_owned).to_vec()
+        );
         assert!(a.provider_dir.ends_with("target/provider"));
         let a = args(&[
             "--quick",
@@ -769,10 +600,10 @@ mod tests {
             "ML-KEM-768",
             "p256_mlkem768",
         ])
-        .unwrap()
         .unwrap();
-        assert_eq!((a.trials, a.iterations), (3, 7));
-        assert_eq!(a.algorithms, ["ML-KEM-768", "SecP256r1MLKEM768"]);
+        assert_eq!((a.trials(), a.iterations()), (3, 7));
+        assert_eq!(a.algorithms(), ["ML-KEM-768", "SecP256r1MLKEM768"]);
+        assert_eq!(args(&["--rounds", "4"]).unwrap().trials(), 4);
         let a = args(&[
             "--implementation",
             "oqs=/opt/oqs/lib:oqsprovider:oqs",
@@ -782,7 +613,6 @@ mod tests {
             "--json",
             "o.json",
         ])
-        .unwrap()
         .unwrap();
         assert_eq!(
             a.extra[0],
@@ -796,17 +626,11 @@ mod tests {
         assert_eq!(a.extra[1].module_dir, None);
         assert_eq!(a.extra[1].names.name_for("ML-KEM-768"), "k768");
         assert_eq!(a.extra[1].names.name_for("ML-KEM-1024"), "ML-KEM-1024");
-        assert_eq!(
-            (a.csv.unwrap(), a.json.unwrap()),
-            (PathBuf::from("o.csv"), PathBuf::from("o.json"))
-        );
-        assert!(args(&["-h"]).unwrap().is_none());
+        assert_eq!(a.files.csv, Some(PathBuf::from("o.csv")));
         for bad in [
             &["--trials", "0"][..],
             &["--iterations", "x"],
             &["--csv"],
-            &["--implementation", "ours=/d:mlkem"],
-            &["--implementation", "a=/d:p", "--implementation", "a=/e:q"],
             &["--implementation", "a=/d"],
             &["--implementation", "a=/d:p:nonsense"],
             &["--bogus"],
@@ -826,48 +650,37 @@ mod tests {
         assert_eq!(NameMap::Same.name_for("ML-KEM-512"), "ML-KEM-512");
     }
 
-    fn measurement(implementation: &str, operation: Operation, seconds: &[f64]) -> Measurement {
-        Measurement {
-            implementation: implementation.to_owned(),
-            algorithm: "mlkem768".to_owned(),
-            parameter_set: "ML-KEM-768".to_owned(),
-            operation,
-            iterations: 1000,
-            trials: seconds
-                .iter()
-                .map(|&seconds| Trial {
-                    seconds,
-                    cycles: (seconds * 3e9) as u64,
-                })
-                .collect(),
-        }
+    fn measurement(implementation: &str, seconds: &[f64]) -> Measurement {
+        let mut m = Measurement::new(implementation, "ML-KEM-768", Operation::Keygen);
+        m.algorithm = "mlkem768".to_owned();
+        let trial = |&s: &f64| Trial::timed(1000, s, Some((s * 3e9) as u64));
+        m.trials = seconds.iter().map(trial).collect();
+        m
     }
 
     #[test]
     fn summarises_trials() {
-        let m = measurement("ours", Operation::Keygen, &[0.020, 0.010, 0.012]);
-        assert!((m.median_us() - 12.0).abs() < 1e-9);
-        assert!((m.ops_per_sec() - 1e6 / 12.0).abs() < 1e-6);
-        assert!((m.mean_us() - 14.0).abs() < 1e-9);
-        assert!((m.mean_cycles() - 42_000.0).abs() < 1e-6);
-        let even = measurement("ours", Operation::Keygen, &[0.010, 0.020]);
-        assert!((even.median_us() - 15.0).abs() < 1e-9);
+        let m = measurement("ours", &[0.020, 0.010, 0.012]);
+        assert!((m.median_seconds_per_op() - 12e-6).abs() < 1e-15);
+        assert!((m.mean_seconds_per_op() - 14e-6).abs() < 1e-15);
+        assert!((m.mean_ticks().unwrap() - 42_000.0).abs() < 1e-6);
+        let even = measurement("ours", &[0.010, 0.020]);
+        assert!((even.median_seconds_per_op() - 15e-6).abs() < 1e-15);
 
-        let all = [
-            m,
-            measurement("oqs", Operation::Keygen, &[0.024, 0.024, 0.024]),
-        ];
-        let table = algorithm_table(&all, "ours").render();
+        let all = [m, measurement("oqs", &[0.024, 0.024, 0.024])];
+        let table = results_table(&all, "ours");
+        let text = table.render();
         assert!(
-            table.contains("keygen     oqs (mlkem768)   41667         24.00       24.00           72000  3000          0.50"),
-            "{table}"
+            text.contains("keygen     oqs (mlkem768)   41667         24.00       24.00           72000  3000          0.50"),
+            "{text}"
         );
-        let csv = csv_table(&all, "3.0.19").to_csv();
-        assert!(csv.starts_with(
+        let csv = table.to_csv();
+        let version = openssl_version();
+        assert!(csv.starts_with(&format!(
             "algorithm,parameter_set,operation,implementation,openssl_version,ops_per_sec,\
              seconds_per_op,median_us,mean_us,mean_cycles,trials,iterations\n\
-             mlkem768,ML-KEM-768,keygen,ours,3.0.19,83333.3,0.000012000,12.000,14.000,42000.0,3,1000\n"
-        ), "{csv}");
+             mlkem768,ML-KEM-768,keygen,ours,{version},83333.3,0.000012000,12.000,14.000,42000.0,3,1000\n"
+        )), "{csv}");
     }
 
     #[test]
@@ -881,7 +694,7 @@ mod tests {
         let library = Library::load(Some(&dir), "mlkem").unwrap();
         let mut workload = Workload::new(&library, "ML-KEM-512").unwrap();
         assert_eq!(workload.ciphertext.len(), 768);
-        for operation in OPERATIONS {
+        for operation in Operation::EVP {
             workload.run(operation, 3).unwrap();
         }
         assert!(workload.run(Operation::EncapsCached, 1).is_err());

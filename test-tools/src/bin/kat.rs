@@ -6,144 +6,60 @@
 //! kat [--params 512|768|1024|all] [--count N] [--out DIR] [--check]
 //! ```
 
-use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
+use test_tools::cli;
 use test_tools::nist_kat::{sha256_hex, KatParams, KAT_COUNT};
 
-const USAGE: &str = "\
-usage: kat [--params 512|768|1024|all] [--count N] [--out DIR] [--check]
-
-Generates the NIST-format ML-KEM KAT text, byte-identical to liboqs
-`kat_kem <alg> --all` (count 100) or `kat_kem <alg>` (count 1).
-
-  --params SET  parameter set: 512, 768, 1024 or all (default: all)
-  --count N     number of entries, counts 0..N-1 (default: 100)
-  --out DIR     write DIR/ML-KEM-<n>.rsp for each set (DIR is created)
-  --check       compare each SHA-256 with the liboqs kats.json digest
-                (needs --count 1 or 100); exit 1 on a mismatch
-  -h, --help    print this message
-
-Without --out, one set's text goes to stdout and its SHA-256 to stderr;
-with several sets only the SHA-256 lines are printed.
-Each SHA-256 line reads `<sha256>  <name or file>`.";
-
-/// The parsed command line.
-#[derive(Debug)]
-struct Options {
-    sets: Vec<KatParams>,
+/// Generates the NIST-format ML-KEM KAT text, byte-identical to liboqs
+/// `kat_kem <alg> --all` (count 100) or `kat_kem <alg>` (count 1).
+///
+/// Without --out, one set's text goes to stdout and its SHA-256 to stderr;
+/// with several sets only the SHA-256 lines are printed. Each SHA-256 line
+/// reads `<sha256>  <name or file>`.
+#[derive(Parser, Debug)]
+#[command(name = "kat")]
+struct Args {
+    /// Parameter set: 512, 768, 1024 or all
+    #[arg(long, value_name = "SET", default_value = "all", value_parser = sets)]
+    params: ::std::vec::Vec<KatParams>,
+    /// Number of entries, counts 0..N-1
+    #[arg(long, value_name = "N", default_value_t = KAT_COUNT)]
     count: usize,
+    /// Write DIR/ML-KEM-<n>.rsp for each set (DIR is created)
+    #[arg(long, value_name = "DIR", value_parser = cli::path)]
     out: Option<PathBuf>,
+    /// Compare each SHA-256 with the liboqs kats.json digest (needs --count 1
+    /// or 100); exit 1 on a mismatch
+    #[arg(long)]
     check: bool,
 }
 
-/// A command-line error, reported with the usage text and exit status 2.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+/// `all` or one parameter set.
+fn sets(value: &str) -> Result<Vec<KatParams>, String> {
+    match value.eq_ignore_ascii_case("all") {
+        true => Ok(KatParams::ALL.to_vec()),
+        false => cli::parameter_set(value).map(|set| vec![set]),
     }
-}
-
-/// What the command line asks for.
-enum Command {
-    Help,
-    Run(Options),
-}
-
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, UsageError> {
-    let mut sets = None;
-    let mut count = None;
-    let mut out = None;
-    let mut check = false;
-
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Accept both `--flag value` and `--flag=value`.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| -> Result<String, UsageError> {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| UsageError(format!("{name} needs a value")))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--params" => {
-                let v = value("--params")?;
-                let chosen = if v.eq_ignore_ascii_case("all") {
-                    KatParams::ALL.to_vec()
-                } else {
-                    vec![KatParams::from_name(&v).ok_or_else(|| {
-                        UsageError(format!(
-                            "unknown parameter set `{v}` (use 512, 768, 1024 or all)"
-                        ))
-                    })?]
-                };
-                set_once(&mut sets, chosen, "--params")?;
-            }
-            "--count" => {
-                let v = value("--count")?;
-                let n = v
-                    .parse::<usize>()
-                    .map_err(|_| UsageError(format!("--count: `{v}` is not a count")))?;
-                set_once(&mut count, n, "--count")?;
-            }
-            "--out" => {
-                let v = value("--out")?;
-                if v.is_empty() {
-                    return Err(UsageError("--out needs a directory".into()));
-                }
-                set_once(&mut out, PathBuf::from(v), "--out")?;
-            }
-            "--check" if inline.is_none() => check = true,
-            _ => return Err(UsageError(format!("unexpected argument `{arg}`"))),
-        }
-    }
-
-    let options = Options {
-        sets: sets.unwrap_or_else(|| KatParams::ALL.to_vec()),
-        count: count.unwrap_or(KAT_COUNT),
-        out,
-        check,
-    };
-    if options.check && options.count != 1 && options.count != KAT_COUNT {
-        return Err(UsageError(format!(
-            "--check needs --count 1 or {KAT_COUNT}: liboqs publishes no digest for {}",
-            options.count
-        )));
-    }
-    Ok(Command::Run(options))
-}
-
-fn set_once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), UsageError> {
-    if slot.replace(value).is_some() {
-        return Err(UsageError(format!("{name} given twice")));
-    }
-    Ok(())
 }
 
 /// Generates, writes and (optionally) checks every chosen set. Returns
 /// whether all checks passed.
-fn run(options: &Options) -> io::Result<bool> {
-    if let Some(dir) = &options.out {
+fn run(args: &Args) -> io::Result<bool> {
+    if let Some(dir) = &args.out {
         fs::create_dir_all(dir)?;
     }
-    let to_stdout = options.out.is_none() && options.sets.len() == 1;
+    let to_stdout = args.out.is_none() && args.params.len() == 1;
     let mut all_ok = true;
-    for &set in &options.sets {
-        let text = set.generate(options.count);
+    for &set in &args.params {
+        let text = set.generate(args.count);
         let digest = sha256_hex(&text);
 
-        let label = match &options.out {
+        let label = match &args.out {
             Some(dir) => {
                 let path = dir.join(format!("{}.rsp", set.name()));
                 fs::write(&path, &text)?;
@@ -161,9 +77,9 @@ fn run(options: &Options) -> io::Result<bool> {
             println!("{digest_line}");
         }
 
-        if options.check {
+        if args.check {
             let expected = set
-                .expected_digest(options.count)
+                .expected_digest(args.count)
                 .expect("count checked when parsing");
             if digest == expected {
                 eprintln!("{}: OK, matches liboqs kats.json", set.name());
@@ -180,18 +96,14 @@ fn run(options: &Options) -> io::Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let options = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Ok(Command::Run(options)) => options,
-        Err(err) => {
-            eprintln!("kat: {err}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&options) {
+    let args = Args::parse();
+    if args.check && args.count != 1 && args.count != KAT_COUNT {
+        cli::usage_error::<Args>(format!(
+            "--check needs --count 1 or {KAT_COUNT}: liboqs publishes no digest for {}",
+            args.count
+        ));
+    }
+    match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(err) => {
@@ -205,45 +117,27 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Command, UsageError> {
-        parse_args(args.iter().map(|s| s.to_string()))
-    }
-
-    fn options(args: &[&str]) -> Options {
-        match parse(args) {
-            Ok(Command::Run(o)) => o,
-            Ok(Command::Help) => panic!("help"),
-            Err(e) => panic!("{e}"),
-        }
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("kat").chain(args.iter().copied()))
     }
 
     #[test]
-    fn defaults() {
-        let o = options(&[]);
-        assert_eq!(o.sets, KatParams::ALL);
-        assert_eq!(o.count, KAT_COUNT);
-        assert!(o.out.is_none());
-        assert!(!o.check);
-    }
-
-    #[test]
-    fn flags() {
-        let o = options(&["--params", "768", "--count=1", "--out", "d", "--check"]);
-        assert_eq!(o.sets, [KatParams::MlKem768]);
-        assert_eq!(o.count, 1);
-        assert_eq!(o.out, Some(PathBuf::from("d")));
-        assert!(o.check);
-        assert!(matches!(parse(&["--help"]), Ok(Command::Help)));
-    }
-
-    #[test]
-    fn bad_arguments() {
+    fn defaults_and_flags() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(
+            (o.params, o.count, o.out, o.check),
+            (KatParams::ALL.to_vec(), KAT_COUNT, None, false)
+        );
+        let o = parse(&["--params", "768", "--count=1", "--out", "d", "--check"]).unwrap();
+        assert_eq!(
+            (o.params, o.count, o.out),
+            (vec![KatParams::MlKem768], 1, Some(PathBuf::from("d")))
+        );
         for args in [
             &["--params"][..],
             &["--params", "640"],
             &["--count", "-1"],
             &["--count", "x"],
-            &["--count", "5", "--check"],
             &["--params", "512", "--params", "768"],
             &["--check=yes"],
             &["extra"],

@@ -14,65 +14,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
+use clap::builder::NonEmptyStringValueParser;
+use clap::Parser;
 use kem_core::BackendKind;
 use serde_json::{json, Value};
-use test_tools::cli::{self, write_file};
-use test_tools::comparison::{Comparison, Implementation, Measurement};
-use test_tools::speed_output::{canonical_name, Operation, Source, SpeedRun, PARAMETER_SETS};
-
-const USAGE: &str = "\
-usage: speed-compare [--openssl BIN] [--provider-dir DIR] [--oqsprovider MODULE]
-                     [--oqs-openssl BIN] [--implementations LIST] [--baseline NAME]
-                     [--rounds N] [--seconds S] [--backend NAME] [--csv PATH]
-                     [--json PATH] [--raw-dir DIR] [ALGORITHM...]
-       speed-compare --parse [--baseline NAME] [--csv PATH] [--json PATH] NAME=FILE...
-
-Runs `openssl speed` on ML-KEM for each implementation, alternating them
-(ours, native, oqsprovider, ours, ...) so that all see the same machine
-state, and prints per parameter set the median ops/s over the rounds, s/op
-(1 / median) and the ratio to the baseline (above 1.00x: faster).
-
-implementations:
-  ours         the mlkem provider: BIN speed -provider-path DIR -provider mlkem
-               -provider default -propquery provider=mlkem (MLKEM_BACKEND set
-               from --backend)
-  native       OpenSSL's own ML-KEM: BIN speed (OpenSSL 3.5 or later only)
-  oqsprovider  BIN speed -provider-path MODULEDIR -provider oqsprovider
-               -provider default, with oqsprovider's names (mlkem768, ...);
-               used when --oqsprovider is given or oqsprovider.so is in the
-               MODULESDIR of the oqs OpenSSL (`BIN version -m`)
-
-options:
-  --openssl BIN          OpenSSL for ours and native (default:
-                         ~/.cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl
-                         if present, else `openssl` on PATH)
-  --provider-dir DIR     directory holding mlkem.so (default: target/provider
-                         of this workspace; scripts/build-provider.sh fills it)
-  --oqsprovider MODULE   oqsprovider.so, or the directory holding it
-  --oqs-openssl BIN      OpenSSL for oqsprovider (default: --openssl)
-  --implementations LIST comma-separated subset of ours,native,oqsprovider
-  --baseline NAME        implementation the ratios divide by (default: native
-                         when measured, else the first implementation)
-  --rounds N             rounds (default 3)
-  --seconds S            seconds per operation per round (default 2)
-  --backend NAME         kem-core backend of ours: portable, avx2, avx512
-                         (default: the one the provider detects)
-  --csv PATH             also write one CSV row per algorithm, operation and
-                         implementation
-  --json PATH            also write the settings, command lines, every
-                         round's values and the medians as JSON
-  --raw-dir DIR          save each run's stdout as DIR/<impl>-round<k>.txt
-                         (and its stderr as DIR/<impl>-round<k>.stderr.txt)
-  --parse                read saved outputs instead: NAME=FILE, one round per
-                         file (give a NAME several times for several rounds)
-  -h, --help             this text
-
-ALGORITHM: ML-KEM-512 ML-KEM-768 ML-KEM-1024 (the default), X25519MLKEM768,
-SecP256r1MLKEM768, SecP384r1MLKEM1024 (oqsprovider spellings such as
-mlkem768 or p256_mlkem768 are accepted too).
-";
+use test_tools::cli::{self, positive, write_file, Files};
+use test_tools::comparison::{Comparison, Implementation, SpeedResult};
+use test_tools::measure::Operation;
+use test_tools::speed_output::{canonical_name, Source, SpeedRun, PARAMETER_SETS};
+use test_tools::system_info;
 
 const OURS: &str = "ours";
 const NATIVE: &str = "native";
@@ -86,106 +38,125 @@ const DEFAULT_ALGORITHMS: [&str; 3] = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"
 /// Lines of a failed child's stderr quoted in the error.
 const STDERR_TAIL_LINES: usize = 12;
 
-fn main() -> ExitCode {
-    cli::main_with(
-        "speed-compare",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-        run,
-    )
-}
-
-// ------------------------------------------------------------ command line
-
-/// The command line.
+/// Runs `openssl speed` on ML-KEM for each implementation, alternating them
+/// (ours, native, oqsprovider, ours, ...) so that all see the same machine
+/// state, and prints per parameter set the median ops/s over the rounds, s/op
+/// (1 / median) and the ratio to the baseline (above 1.00x: faster).
+///
+/// Implementations: `ours`, the mlkem provider (BIN speed -provider-path
+/// DIR -provider mlkem -provider default -propquery provider=mlkem,
+/// MLKEM_BACKEND set from --backend); `native`, OpenSSL's own ML-KEM (BIN
+/// speed; OpenSSL 3.5 or later only); `oqsprovider` (BIN speed
+/// -provider-path MODULEDIR -provider oqsprovider -provider default, with
+/// oqsprovider's names: mlkem768, ...), used when --oqsprovider is given or
+/// oqsprovider.so is in the MODULESDIR of the oqs OpenSSL (`BIN version
+/// -m`).
+///
+/// With --parse it reads saved outputs instead: NAME=FILE, one round per
+/// file (give a NAME several times for several rounds).
+#[derive(Parser, Debug)]
+#[command(name = "speed-compare", group = clap::ArgGroup::new("measure").multiple(true))]
 struct Args {
-    mode: Mode,
-    baseline: Option<String>,
-    csv: Option<PathBuf>,
-    json: Option<PathBuf>,
-}
-
-enum Mode {
-    Measure(MeasureArgs),
-    /// `NAME=FILE` pairs.
-    Parse(Vec<(String, PathBuf)>),
-}
-
-/// The options of a measuring run.
-struct MeasureArgs {
+    /// OpenSSL for ours and native [default:
+    /// ~/.cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl if present,
+    /// else `openssl` on PATH]
+    #[arg(long, value_name = "BIN", value_parser = cli::path, group = "measure")]
     openssl: Option<PathBuf>,
+    /// Directory holding mlkem.so [default: target/provider of this
+    /// workspace; scripts/build-provider.sh fills it]
+    #[arg(long, value_name = "DIR", value_parser = cli::path, group = "measure")]
     provider_dir: Option<PathBuf>,
+    /// oqsprovider.so, or the directory holding it
+    #[arg(long, value_name = "MODULE", value_parser = cli::path, group = "measure")]
     oqsprovider: Option<PathBuf>,
+    /// OpenSSL for oqsprovider [default: --openssl]
+    #[arg(long, value_name = "BIN", value_parser = cli::path, group = "measure")]
     oqs_openssl: Option<PathBuf>,
-    implementations: Option<Vec<String>>,
-    rounds: usize,
-    seconds: u32,
+    /// Comma-separated subset of ours,native,oqsprovider
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = IMPLEMENTATIONS, group = "measure")]
+    implementations: Vec<String>,
+    /// Implementation the ratios divide by [default: native when measured,
+    /// else the first implementation]
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    baseline: Option<String>,
+    /// Rounds [default: 3; 1 with --quick]
+    #[arg(long, value_name = "N", value_parser = positive, group = "measure")]
+    rounds: Option<usize>,
+    /// Seconds per operation per round [default: 2; 1 with --quick]
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..), group = "measure")]
+    seconds: Option<u32>,
+    /// One round of 1 s per operation, for a smoke run
+    #[arg(long, group = "measure")]
+    quick: bool,
+    /// kem-core backend of ours: portable, avx2, avx512 [default: the one
+    /// the provider detects]
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), group = "measure")]
     backend: Option<String>,
+    /// Save each run's stdout as DIR/<impl>-round<k>.txt (and its stderr as
+    /// DIR/<impl>-round<k>.stderr.txt)
+    #[arg(long, value_name = "DIR", value_parser = cli::path, group = "measure")]
     raw_dir: Option<PathBuf>,
-    /// Canonical names.
-    algorithms: Vec<&'static str>,
+    /// Read saved outputs instead of measuring: NAME=FILE arguments
+    #[arg(long, conflicts_with = "measure")]
+    parse: bool,
+    #[command(flatten)]
+    files: Files,
+    /// ML-KEM-512 ML-KEM-768 ML-KEM-1024 (the default), X25519MLKEM768,
+    /// SecP256r1MLKEM768, SecP384r1MLKEM1024 (oqsprovider spellings such as
+    /// mlkem768 or p256_mlkem768 are accepted too); NAME=FILE with --parse
+    #[arg(value_name = "ALGORITHM")]
+    positional: Vec<String>,
 }
 
-/// `Ok(None)` for `--help`.
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut parse = false;
-    let mut options: BTreeMap<&'static str, String> = BTreeMap::new();
-    let mut positional = Vec::new();
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        const VALUED: [&str; 12] = [
-            "--openssl",
-            "--provider-dir",
-            "--oqsprovider",
-            "--oqs-openssl",
-            "--implementations",
-            "--baseline",
-            "--rounds",
-            "--seconds",
-            "--backend",
-            "--csv",
-            "--json",
-            "--raw-dir",
-        ];
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--parse" if inline.is_none() => parse = true,
-            "--parse" => return Err("--parse takes no value".into()),
-            "--" => positional.extend(args.by_ref()),
-            f if f.starts_with('-') => {
-                let name = VALUED
-                    .into_iter()
-                    .find(|&v| v == f)
-                    .ok_or_else(|| format!("unknown option {arg:?}"))?;
-                let value = inline
-                    .or_else(|| args.next())
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| format!("{name} needs a value"))?;
-                if options.insert(name, value).is_some() {
-                    return Err(format!("{name} given twice"));
-                }
-            }
-            _ => positional.push(arg),
-        }
+impl Args {
+    fn rounds(&self) -> usize {
+        self.rounds
+            .unwrap_or(if self.quick { 1 } else { DEFAULT_ROUNDS })
     }
 
-    let path = |options: &mut BTreeMap<&str, String>, name| options.remove(name).map(PathBuf::from);
-    let baseline = options.remove("--baseline");
-    let csv = path(&mut options, "--csv");
-    let json = path(&mut options, "--json");
+    fn seconds(&self) -> u32 {
+        self.seconds
+            .unwrap_or(if self.quick { 1 } else { DEFAULT_SECONDS })
+    }
 
-    if parse {
-        if let Some(name) = options.keys().next() {
-            return Err(format!("{name} cannot be used with --parse"));
+    /// The implementations asked for, each once; `None` for all.
+    fn implementations(&self) -> Option<Vec<String>> {
+        let mut chosen: Vec<String> = Vec::new();
+        for name in &self.implementations {
+            if !chosen.contains(name) {
+                chosen.push(name.clone());
+            }
         }
-        if positional.is_empty() {
+        (!chosen.is_empty()).then_some(chosen)
+    }
+
+    /// The canonical names of the algorithms asked for, each once.
+    fn algorithms(&self) -> Result<Vec<&'static str>, String> {
+        let mut algorithms = Vec::new();
+        for name in &self.positional {
+            let canonical = canonical_name(name).ok_or_else(|| {
+                format!(
+                    "unknown algorithm {name:?} (known: {})",
+                    PARAMETER_SETS.join(" ")
+                )
+            })?;
+            if !algorithms.contains(&canonical) {
+                algorithms.push(canonical);
+            }
+        }
+        Ok(if algorithms.is_empty() {
+            DEFAULT_ALGORITHMS.to_vec()
+        } else {
+            algorithms
+        })
+    }
+
+    /// `--parse`'s NAME=FILE pairs.
+    fn files(&self) -> Result<Vec<(String, PathBuf)>, String> {
+        if self.positional.is_empty() {
             return Err("--parse needs NAME=FILE arguments".into());
         }
-        let files = positional
+        self.positional
             .iter()
             .map(|p| match p.split_once('=') {
                 Some((name, file)) if !name.is_empty() && !file.is_empty() => {
@@ -193,83 +164,20 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
                 }
                 _ => Err(format!("--parse: expected NAME=FILE, got {p:?}")),
             })
-            .collect::<Result<_, _>>()?;
-        return Ok(Some(Args {
-            mode: Mode::Parse(files),
-            baseline,
-            csv,
-            json,
-        }));
+            .collect()
     }
+}
 
-    let rounds = match options.remove("--rounds") {
-        None => DEFAULT_ROUNDS,
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n >= 1 => n,
-            _ => return Err(format!("--rounds: expected a whole number >= 1, got {v:?}")),
-        },
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let checked = match args.parse {
+        true => args.files().map(|_| ()),
+        false => args.algorithms().map(|_| ()),
     };
-    let seconds = match options.remove("--seconds") {
-        None => DEFAULT_SECONDS,
-        Some(v) => match v.parse::<u32>() {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                return Err(format!(
-                    "--seconds: expected a whole number >= 1, got {v:?}"
-                ))
-            }
-        },
-    };
-    let implementations = match options.remove("--implementations") {
-        None => None,
-        Some(list) => {
-            let mut chosen = Vec::new();
-            for name in list.split(',').map(str::trim) {
-                if !IMPLEMENTATIONS.contains(&name) {
-                    return Err(format!(
-                        "--implementations: unknown implementation {name:?} (known: {})",
-                        IMPLEMENTATIONS.join(", ")
-                    ));
-                }
-                if !chosen.iter().any(|c| c == name) {
-                    chosen.push(name.to_owned());
-                }
-            }
-            Some(chosen)
-        }
-    };
-    let mut algorithms = Vec::new();
-    for name in &positional {
-        let canonical = canonical_name(name).ok_or_else(|| {
-            format!(
-                "unknown algorithm {name:?} (known: {})",
-                PARAMETER_SETS.join(" ")
-            )
-        })?;
-        if !algorithms.contains(&canonical) {
-            algorithms.push(canonical);
-        }
+    if let Err(e) = checked {
+        cli::usage_error::<Args>(e);
     }
-    if algorithms.is_empty() {
-        algorithms = DEFAULT_ALGORITHMS.to_vec();
-    }
-    Ok(Some(Args {
-        mode: Mode::Measure(MeasureArgs {
-            openssl: path(&mut options, "--openssl"),
-            provider_dir: path(&mut options, "--provider-dir"),
-            oqsprovider: path(&mut options, "--oqsprovider"),
-            oqs_openssl: path(&mut options, "--oqs-openssl"),
-            implementations,
-            rounds,
-            seconds,
-            backend: options.remove("--backend"),
-            raw_dir: path(&mut options, "--raw-dir"),
-            algorithms,
-        }),
-        baseline,
-        csv,
-        json,
-    }))
+    cli::exit("speed-compare", run(args))
 }
 
 // ------------------------------------------------------------------- runs
@@ -283,26 +191,16 @@ struct Report {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let report = match args.mode {
-        Mode::Measure(measure) => run_measure(measure, args.baseline.as_deref())?,
-        Mode::Parse(files) => run_parse(&files, args.baseline.as_deref())?,
+    let baseline = args.baseline.as_deref();
+    let report = match args.parse {
+        false => run_measure(&args, baseline)?,
+        true => run_parse(&args.files()?, baseline)?,
     };
-    println!("{}", report.header);
-    println!();
+    println!("{}\n", report.header);
     print!("{}", report.comparison.render());
-    if let Some(path) = &args.csv {
-        write_file(path, &report.comparison.to_csv())?;
-        eprintln!("wrote {}", path.display());
-    }
-    if let Some(path) = &args.json {
-        let mut json = report.json;
-        json["comparison"] = report.comparison.to_json();
-        let text = serde_json::to_string_pretty(&json)
-            .map_err(|e| format!("cannot encode the JSON: {e}"))?;
-        write_file(path, &(text + "\n"))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    let mut json = report.json;
+    json["comparison"] = report.comparison.to_json();
+    args.files.write(&report.comparison.table(None), json)
 }
 
 /// The baseline: the one asked for, else `native` when present, else the
@@ -367,8 +265,7 @@ fn run_parse(files: &[(String, PathBuf)], baseline: Option<&str>) -> Result<Repo
         }));
     }
     let baseline = choose_baseline(baseline, &implementations);
-    let comparison =
-        Comparison::new(implementations, &baseline, &measurements).map_err(|e| e.to_string())?;
+    let comparison = Comparison::new(implementations, &baseline, &measurements)?;
     Ok(Report {
         header: format!(
             "openssl speed outputs: {}; baseline {baseline}",
@@ -378,7 +275,7 @@ fn run_parse(files: &[(String, PathBuf)], baseline: Option<&str>) -> Result<Repo
         json: json!({
             "tool": "speed-compare",
             "mode": "parse",
-            "environment": environment_json(),
+            "environment": system_info::environment_json(),
             "runs": runs,
         }),
     })
@@ -391,12 +288,12 @@ fn round_measurements(
     round: usize,
     speed: &SpeedRun,
     algorithms: Option<&[String]>,
-) -> Vec<Measurement> {
+) -> Vec<SpeedResult> {
     speed
         .headlines()
         .into_iter()
         .filter(|h| is_requested(&h.algorithm, algorithms))
-        .map(|h| Measurement {
+        .map(|h| SpeedResult {
             implementation: implementation.to_owned(),
             round,
             algorithm: h.algorithm,
@@ -429,7 +326,7 @@ fn results_json(speed: &SpeedRun, algorithms: Option<&[String]>) -> Vec<Value> {
                 .find(|d| d.algorithm == h.algorithm && d.operation == h.operation);
             json!({
                 "algorithm": h.algorithm,
-                "operation": h.operation.name(),
+                "operation": h.operation.label(),
                 "ops_per_sec": h.ops_per_sec,
                 "seconds_per_op": h.seconds_per_op,
                 "source": match h.source { Source::Table => "table", Source::Doing => "doing" },
@@ -438,25 +335,6 @@ fn results_json(speed: &SpeedRun, algorithms: Option<&[String]>) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-/// The host, for the JSON.
-fn environment_json() -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_owned())
-        });
-    json!({
-        "os": std::env::consts::OS,
-        "arch": std::env::consts::ARCH,
-        "cpu": cpu,
-        "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
-        "unix_time": SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).ok(),
-    })
 }
 
 // ---------------------------------------------------------- OpenSSL binaries
@@ -711,7 +589,7 @@ fn check_backend(name: &str) -> Result<(), String> {
 }
 
 /// Decides which implementations run and how.
-fn plan(args: &MeasureArgs) -> Result<Vec<Plan>, String> {
+fn plan(args: &Args) -> Result<Vec<Plan>, String> {
     if let Some(name) = &args.backend {
         check_backend(name)?;
     }
@@ -721,12 +599,11 @@ fn plan(args: &MeasureArgs) -> Result<Vec<Plan>, String> {
         Some(path) => OpensslBinary::probe(path)?,
         None => openssl.clone(),
     };
-    let explicit = args.implementations.is_some();
+    let explicit = args.implementations().is_some();
     let wanted: Vec<String> = args
-        .implementations
-        .clone()
+        .implementations()
         .unwrap_or_else(|| IMPLEMENTATIONS.map(str::to_owned).to_vec());
-    let canonical: Vec<String> = args.algorithms.iter().map(|a| (*a).to_owned()).collect();
+    let canonical: Vec<String> = args.algorithms()?.iter().map(|a| (*a).to_owned()).collect();
 
     let mut plans = Vec::new();
     for name in &wanted {
@@ -880,7 +757,7 @@ fn run_child(plan: &Plan, seconds: u32) -> Result<(SpeedRun, String, String, f64
     let speed = SpeedRun::parse(&format!("{stderr}\n{stdout}"));
     let mut missing = Vec::new();
     for alg in &plan.algorithms {
-        for op in Operation::ALL {
+        for op in Operation::EVP {
             if speed.headline_for(alg, op).is_none() {
                 missing.push(format!("{alg} {op}"));
             }
@@ -897,8 +774,8 @@ fn run_child(plan: &Plan, seconds: u32) -> Result<(SpeedRun, String, String, f64
     Ok((speed, stdout, stderr, wall))
 }
 
-fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, String> {
-    let plans = plan(&args)?;
+fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
+    let plans = plan(args)?;
     let implementations: Vec<Implementation> = plans
         .iter()
         .map(|p| Implementation {
@@ -920,16 +797,16 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
 
     let mut measurements = Vec::new();
     let mut runs = Vec::new();
-    for round in 1..=args.rounds {
+    for round in 1..=args.rounds() {
         for plan in &plans {
-            let estimate = u64::from(args.seconds) * 3 * plan.algorithms.len() as u64;
+            let estimate = u64::from(args.seconds()) * 3 * plan.algorithms.len() as u64;
             eprintln!(
                 "[round {round}/{}] {}: openssl speed {} (~{estimate} s)",
-                args.rounds,
+                args.rounds(),
                 plan.name,
                 plan.algorithms.join(" ")
             );
-            let (speed, stdout, stderr, wall) = run_child(plan, args.seconds)?;
+            let (speed, stdout, stderr, wall) = run_child(plan, args.seconds())?;
             if let Some(dir) = &args.raw_dir {
                 let stem = format!("{}-round{round}", plan.name);
                 write_file(&dir.join(format!("{stem}.txt")), &stdout)?;
@@ -947,7 +824,7 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
             runs.push(json!({
                 "implementation": plan.name,
                 "round": round,
-                "command": plan.argv(args.seconds),
+                "command": plan.argv(args.seconds()),
                 "wall_seconds": wall,
                 "openssl_version": speed.version,
                 "results": results_json(&speed, Some(&plan.algorithms)),
@@ -956,8 +833,7 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
         }
     }
 
-    let comparison =
-        Comparison::new(implementations, &baseline, &measurements).map_err(|e| e.to_string())?;
+    let comparison = Comparison::new(implementations, &baseline, &measurements)?;
 
     // `ours, native: OpenSSL 3.5.5 (path); oqsprovider: OpenSSL 3.4.1 (path)`
     let mut binaries: Vec<(String, Vec<&str>)> = Vec::new();
@@ -978,9 +854,9 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
     let _ = write!(
         header,
         "; {} round{} x {} s per operation, alternating; backend of ours: {}; baseline {baseline}",
-        args.rounds,
-        if args.rounds == 1 { "" } else { "s" },
-        args.seconds,
+        args.rounds(),
+        if args.rounds() == 1 { "" } else { "s" },
+        args.seconds(),
         args.backend.as_deref().unwrap_or("detected")
     );
 
@@ -992,8 +868,8 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
                 "openssl": p.binary.path.display().to_string(),
                 "openssl_version": p.binary.version,
                 "openssl_version_line": p.binary.version_line,
-                "command": p.argv(args.seconds),
-                "command_line": p.shell_line(args.seconds),
+                "command": p.argv(args.seconds()),
+                "command_line": p.shell_line(args.seconds()),
                 "env": p.env_pairs().into_iter().collect::<BTreeMap<_, _>>(),
                 "algorithms": p.algorithms,
             })
@@ -1005,12 +881,12 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
         json: json!({
             "tool": "speed-compare",
             "mode": "measure",
-            "environment": environment_json(),
+            "environment": system_info::environment_json(),
             "settings": {
-                "rounds": args.rounds,
-                "seconds": args.seconds,
+                "rounds": args.rounds(),
+                "seconds": args.seconds(),
                 "backend": args.backend,
-                "algorithms": args.algorithms,
+                "algorithms": args.algorithms()?,
                 "baseline": baseline,
             },
             "implementations": implementations_json,
@@ -1023,30 +899,16 @@ fn run_measure(args: MeasureArgs, baseline: Option<&str>) -> Result<Report, Stri
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(list.iter().map(|s| (*s).to_owned()))
+    fn args(list: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("speed-compare").chain(list.iter().copied()))
     }
 
     #[test]
     fn measure_defaults_and_options() {
-        let Some(Args {
-            mode: Mode::Measure(m),
-            baseline,
-            ..
-        }) = args(&[]).unwrap()
-        else {
-            panic!("not a measuring run");
-        };
-        assert_eq!((m.rounds, m.seconds), (3, 2));
-        assert_eq!(m.algorithms, DEFAULT_ALGORITHMS);
-        assert_eq!(baseline, None);
-
-        let Some(Args {
-            mode: Mode::Measure(m),
-            baseline,
-            csv,
-            ..
-        }) = args(&[
+        let a = args(&[]).unwrap();
+        assert_eq!((a.rounds(), a.seconds(), a.baseline.clone()), (3, 2, None));
+        assert_eq!(a.algorithms().unwrap(), DEFAULT_ALGORITHMS);
+        let a = args(&[
             "--rounds=5",
             "--seconds",
             "1",
@@ -1062,53 +924,54 @@ mod tests {
             "p256_mlkem768",
             "ML-KEM-768",
         ])
-        .unwrap()
-        else {
-            panic!("not a measuring run");
-        };
-        assert_eq!((m.rounds, m.seconds), (5, 1));
-        assert_eq!(m.backend.as_deref(), Some("avx2"));
-        assert_eq!(m.implementations.unwrap(), ["native", "ours"]);
-        assert_eq!(m.algorithms, ["ML-KEM-768", "SecP256r1MLKEM768"]);
-        assert_eq!(baseline.as_deref(), Some("ours"));
-        assert_eq!(csv, Some(PathBuf::from("out.csv")));
-    }
-
-    #[test]
-    fn parse_mode() {
-        let Some(Args {
-            mode: Mode::Parse(files),
-            ..
-        }) = args(&["--parse", "native=a.txt", "oqs=b=c.txt"]).unwrap()
-        else {
-            panic!("not --parse");
-        };
+        .unwrap();
+        assert_eq!((a.rounds(), a.seconds()), (5, 1));
+        assert_eq!(a.backend.as_deref(), Some("avx2"));
+        assert_eq!(a.files.csv, Some(PathBuf::from("out.csv")));
+        assert_eq!(a.implementations().unwrap(), ["native", "ours"]);
+        assert_eq!(a.algorithms().unwrap(), ["ML-KEM-768", "SecP256r1MLKEM768"]);
+        assert_eq!(a.baseline.as_deref(), Some("ours"));
         assert_eq!(
-            files,
-            [
-                ("native".to_owned(), PathBuf::from("a.txt")),
-                ("oqs".to_owned(), PathBuf::from("b=c.txt"))
-            ]
+            (
+                args(&["--quick"]).unwrap().rounds(),
+                args(&["--quick"]).unwrap().seconds()
+            ),
+            (1, 1)
         );
     }
 
     #[test]
+    fn parse_mode() {
+        let a = args(&["--parse", "native=a.txt", "oqs=b=c.txt"]).unwrap();
+        assert!(a.parse);
+        let expected = [
+            ("native".to_owned(), PathBuf::from("a.txt")),
+            ("oqs".to_owned(), PathBuf::from("b=c.txt")),
+        ];
+        assert_eq!(a.files().unwrap(), expected);
+    }
+
+    #[test]
     fn bad_arguments() {
-        for (list, message) in [
-            (&["--rounds", "0"][..], "--rounds: expected a whole number >= 1, got \"0\""),
-            (&["--seconds"], "--seconds needs a value"),
-            (&["--frob"], "unknown option \"--frob\""),
-            (&["--implementations", "ours,boring"], "--implementations: unknown implementation \"boring\" (known: ours, native, oqsprovider)"),
-            (&["rsa2048"], "unknown algorithm \"rsa2048\" (known: ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024)"),
-            (&["--parse", "--rounds", "2", "a=b"], "--rounds cannot be used with --parse"),
-            (&["--parse"], "--parse needs NAME=FILE arguments"),
-            (&["--parse", "file.txt"], "--parse: expected NAME=FILE, got \"file.txt\""),
-            (&["--csv", "a", "--csv", "b"], "--csv given twice"),
-            (&["--parse=yes", "a=b"], "--parse takes no value"),
+        for list in [
+            &["--rounds", "0"][..],
+            &["--seconds"],
+            &["--frob"],
+            &["--implementations", "ours,boring"],
+            &["--parse", "--rounds", "2", "a=b"],
+            &["--csv", "a", "--csv", "b"],
+            &["--parse=yes", "a=b"],
         ] {
-            assert_eq!(args(list).err().as_deref(), Some(message), "{list:?}");
+            assert!(args(list).is_err(), "{list:?}");
         }
-        assert!(args(&["--help"]).unwrap().is_none());
+        let unknown = args(&["rsa2048"]).unwrap().algorithms().unwrap_err();
+        assert_eq!(unknown, "unknown algorithm \"rsa2048\" (known: ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024)");
+        assert_eq!(
+            args(&["--parse"]).unwrap().files().unwrap_err(),
+            "--parse needs NAME=FILE arguments"
+        );
+        let file = args(&["--parse", "file.txt"]).unwrap().files().unwrap_err();
+        assert_eq!(file, "--parse: expected NAME=FILE, got \"file.txt\"");
     }
 
     #[test]

@@ -15,13 +15,13 @@
 //! ```
 
 use std::ffi::{c_int, c_long, CStr, CString};
-use std::io::{IsTerminal as _, Write as _};
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use openssl::asn1::Asn1Time;
 use openssl::bn::BigNum;
 use openssl::ec::{EcGroup, EcKey};
@@ -35,10 +35,11 @@ use openssl::ssl::{
 use openssl::x509::{X509Name, X509};
 use openssl_sys as ffi;
 use serde_json::json;
-use test_tools::cli::{self, default_provider_dir, positive, write_file};
-use test_tools::comparison::median;
+use test_tools::cli::{self, default_provider_dir, positive, Files, Progress};
 use test_tools::evp_harness::{clear_openssl_errors, take_openssl_errors, Library};
-use test_tools::table::{Align, Table};
+use test_tools::measure::{Measurement, Operation, Trial};
+use test_tools::system_info::openssl_version;
+use test_tools::table::{Column, Style, Table, Value};
 
 // libssl / libcrypto 3.0 functions that openssl-sys does not declare.
 extern "C" {
@@ -77,44 +78,67 @@ const DEFAULT_ROUNDS: usize = 3;
 /// TLS 1.3 handshake needs 2 to 3).
 const MAX_STEPS: usize = 16;
 
-const USAGE: &str = "\
-usage: tls-bench [--provider-dir DIR] [--groups LIST] [--seconds S | --handshakes N]
-                 [--rounds R] [--csv PATH] [--json PATH]
+/// Full TLS 1.3 handshakes per second, in process: client and server in one
+/// thread over an in-memory BIO pair, stepped in turn.
+///
+/// Every handshake is a full one (no session tickets, no session cache) with
+/// a fresh SSL on each side and a self-signed P-256 ECDSA server certificate
+/// made at start-up; each checks the negotiated group
+/// (SSL_get_negotiated_group: the NID of a classical group, the code point
+/// of a provider group) and exchanges a small message both ways. Each side
+/// offers exactly the one group measured.
+///
+/// Implementations: `ours` is providers `mlkem` and `default` in their own
+/// OSSL_LIB_CTX, which the SSL_CTXs are made in (SSL_CTX_new_ex, property
+/// query ?provider=mlkem; X25519 is served there by `default`); `native` the
+/// `default` provider alone in its own OSSL_LIB_CTX, when the linked libssl
+/// offers ML-KEM groups (OpenSSL 3.5+; skipped with a note on 3.0-3.4).
+///
+/// The table: group, implementation, median handshakes/s, ms/handshake, the
+/// ratio of its handshakes/s to X25519's with the same implementation (when
+/// X25519 is measured) and the number of rounds. Progress goes to stderr.
+#[derive(Parser, Debug, PartialEq)]
+#[command(name = "tls-bench")]
+struct Args {
+    /// Where mlkem.so is (made by `bash scripts/build-provider.sh`)
+    #[arg(long, value_name = "DIR", default_value_os_t = default_provider_dir())]
+    provider_dir: PathBuf,
+    /// Comma-separated TLS groups [default:
+    /// X25519,MLKEM768,X25519MLKEM768,SecP256r1MLKEM768,MLKEM1024]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = group_name)]
+    groups: Vec<String>,
+    /// Handshake for S seconds per group, implementation and round [default:
+    /// 2; 0.2 with --quick]
+    #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "handshakes")]
+    seconds: Option<f64>,
+    /// Or exactly N handshakes each
+    #[arg(long, value_name = "N", value_parser = positive)]
+    handshakes: Option<usize>,
+    /// Rounds; each round runs every group in turn, and the reported rate is
+    /// the median over rounds [default: 3; 1 with --quick]
+    #[arg(long, value_name = "R", value_parser = positive)]
+    rounds: Option<usize>,
+    /// One short round, for a smoke run
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    files: Files,
+}
 
-Full TLS 1.3 handshakes per second, in process: client and server in one
-thread over an in-memory BIO pair, stepped in turn. Every handshake is a
-full one (no session tickets, no session cache) with a fresh SSL on each
-side and a self-signed P-256 ECDSA server certificate made at start-up;
-each checks the negotiated group (SSL_get_negotiated_group: the NID of a
-classical group, the code point of a provider group) and exchanges a small
-message both ways. Each side offers exactly the one group measured.
+fn group_name(group: &str) -> Result<String, String> {
+    let group = group.trim();
+    match group.is_empty() || group.contains(['\0', ':']) {
+        true => Err(format!("bad group name {group:?}")),
+        false => Ok(group.to_owned()),
+    }
+}
 
-implementations:
-  ours     provider `mlkem` and `default` in their own OSSL_LIB_CTX, which
-           the SSL_CTXs are made in (SSL_CTX_new_ex, property query
-           ?provider=mlkem); X25519 is served there by `default`
-  native   the `default` provider alone in its own OSSL_LIB_CTX, when the
-           linked libssl offers ML-KEM groups (OpenSSL 3.5+; skipped with a
-           note on 3.0-3.4)
-
-options:
-  --provider-dir DIR  where mlkem.so is (default: <workspace>/target/provider,
-                      made by `bash scripts/build-provider.sh`)
-  --groups LIST       comma-separated TLS groups (default
-                      X25519,MLKEM768,X25519MLKEM768,SecP256r1MLKEM768,MLKEM1024)
-  --seconds S         handshake for S seconds per group, implementation and
-                      round (default 2)
-  --handshakes N      or exactly N handshakes each
-  --rounds R          rounds; each round runs every group in turn, and the
-                      reported rate is the median over rounds (default 3)
-  --csv PATH          write the table as CSV to PATH
-  --json PATH         write every round's raw numbers as JSON to PATH
-  -h, --help          this text
-
-The table: group, implementation, median handshakes/s, ms/handshake, the
-ratio of its handshakes/s to X25519's with the same implementation (when
-X25519 is measured) and the number of rounds. Progress goes to stderr.
-";
+fn seconds(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!("expected a number above 0, got {value:?}")),
+    }
+}
 
 /// How long each (group, implementation) runs in a round.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,78 +149,35 @@ enum Budget {
     Handshakes(usize),
 }
 
-/// The command line.
-#[derive(Debug, PartialEq)]
-struct Args {
-    provider_dir: PathBuf,
-    groups: Vec<String>,
-    budget: Budget,
-    rounds: usize,
-    csv: Option<PathBuf>,
-    json: Option<PathBuf>,
-}
-
-/// Parses the arguments after the program name. `Ok(None)` means `--help`.
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut args = args.into_iter();
-    let (mut seconds, mut handshakes, mut rounds) = (None, None, DEFAULT_ROUNDS);
-    let (mut provider_dir, mut groups, mut csv, mut json) = (None, None, None, None);
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--seconds" => {
-                let v = value("--seconds")?;
-                match v.parse::<f64>() {
-                    Ok(s) if s.is_finite() && s > 0.0 => seconds = Some(s),
-                    _ => return Err(format!("--seconds: expected a number above 0, got {v:?}")),
-                }
+impl Args {
+    fn budget(&self) -> Budget {
+        match (self.handshakes, self.seconds) {
+            (Some(n), _) => Budget::Handshakes(n),
+            (None, s) => {
+                Budget::Seconds(s.unwrap_or(if self.quick { 0.2 } else { DEFAULT_SECONDS }))
             }
-            "--handshakes" => handshakes = Some(positive("--handshakes", &value("--handshakes")?)?),
-            "--rounds" => rounds = positive("--rounds", &value("--rounds")?)?,
-            "--groups" => groups = Some(parse_groups(&value("--groups")?)?),
-            "--provider-dir" => provider_dir = Some(PathBuf::from(value("--provider-dir")?)),
-            "--csv" => csv = Some(PathBuf::from(value("--csv")?)),
-            "--json" => json = Some(PathBuf::from(value("--json")?)),
-            _ => return Err(format!("unknown argument {arg:?}")),
         }
     }
-    let budget = match (seconds, handshakes) {
-        (Some(_), Some(_)) => return Err("give --seconds or --handshakes, not both".into()),
-        (_, Some(n)) => Budget::Handshakes(n),
-        (s, None) => Budget::Seconds(s.unwrap_or(DEFAULT_SECONDS)),
-    };
-    Ok(Some(Args {
-        provider_dir: provider_dir.unwrap_or_else(default_provider_dir),
-        groups: groups.unwrap_or_else(|| DEFAULT_GROUPS.map(str::to_owned).to_vec()),
-        budget,
-        rounds,
-        csv,
-        json,
-    }))
-}
 
-fn parse_groups(list: &str) -> Result<Vec<String>, String> {
-    let mut groups: Vec<String> = Vec::new();
-    for group in list.split(',').map(str::trim) {
-        if group.is_empty() || group.contains(['\0', ':']) {
-            return Err(format!("--groups: bad group name {group:?}"));
-        }
-        if !groups.iter().any(|g| g.eq_ignore_ascii_case(group)) {
-            groups.push(group.to_owned());
-        }
+    fn rounds(&self) -> usize {
+        self.rounds
+            .unwrap_or(if self.quick { 1 } else { DEFAULT_ROUNDS })
     }
-    Ok(groups)
+
+    /// The groups, each once (names compared without case).
+    fn groups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = Vec::new();
+        let given = match self.groups.is_empty() {
+            true => DEFAULT_GROUPS.map(str::to_owned).to_vec(),
+            false => self.groups.clone(),
+        };
+        for group in given {
+            if !groups.iter().any(|g| g.eq_ignore_ascii_case(&group)) {
+                groups.push(group);
+            }
+        }
+        groups
+    }
 }
 
 // ------------------------------------------------------------------ groups
@@ -220,63 +201,32 @@ impl KnownGroup {
     }
 }
 
+/// A [`KnownGroup`].
+const fn group(names: &'static [&'static str], code_point: u16, nid: Option<c_int>) -> KnownGroup {
+    KnownGroup {
+        names,
+        code_point,
+        nid,
+    }
+}
+
 /// The groups whose negotiation can be checked exactly.
 const KNOWN_GROUPS: [KnownGroup; 11] = [
-    KnownGroup {
-        names: &["X25519", "x25519"],
-        code_point: 0x001d,
-        nid: Some(ffi::NID_X25519),
-    },
-    KnownGroup {
-        names: &["X448", "x448"],
-        code_point: 0x001e,
-        nid: Some(ffi::NID_X448),
-    },
-    KnownGroup {
-        names: &["P-256", "secp256r1", "prime256v1"],
-        code_point: 0x0017,
-        nid: Some(ffi::NID_X9_62_prime256v1),
-    },
-    KnownGroup {
-        names: &["P-384", "secp384r1"],
-        code_point: 0x0018,
-        nid: Some(ffi::NID_secp384r1),
-    },
-    KnownGroup {
-        names: &["P-521", "secp521r1"],
-        code_point: 0x0019,
-        nid: Some(ffi::NID_secp521r1),
-    },
-    KnownGroup {
-        names: &["MLKEM512"],
-        code_point: 0x0200,
-        nid: None,
-    },
-    KnownGroup {
-        names: &["MLKEM768"],
-        code_point: 0x0201,
-        nid: None,
-    },
-    KnownGroup {
-        names: &["MLKEM1024"],
-        code_point: 0x0202,
-        nid: None,
-    },
-    KnownGroup {
-        names: &["SecP256r1MLKEM768"],
-        code_point: 0x11eb,
-        nid: None,
-    },
-    KnownGroup {
-        names: &["X25519MLKEM768"],
-        code_point: 0x11ec,
-        nid: None,
-    },
-    KnownGroup {
-        names: &["SecP384r1MLKEM1024"],
-        code_point: 0x11ed,
-        nid: None,
-    },
+    group(&["X25519", "x25519"], 0x001d, Some(ffi::NID_X25519)),
+    group(&["X448", "x448"], 0x001e, Some(ffi::NID_X448)),
+    group(
+        &["P-256", "secp256r1", "prime256v1"],
+        0x0017,
+        Some(ffi::NID_X9_62_prime256v1),
+    ),
+    group(&["P-384", "secp384r1"], 0x0018, Some(ffi::NID_secp384r1)),
+    group(&["P-521", "secp521r1"], 0x0019, Some(ffi::NID_secp521r1)),
+    group(&["MLKEM512"], 0x0200, None),
+    group(&["MLKEM768"], 0x0201, None),
+    group(&["MLKEM1024"], 0x0202, None),
+    group(&["SecP256r1MLKEM768"], 0x11eb, None),
+    group(&["X25519MLKEM768"], 0x11ec, None),
+    group(&["SecP384r1MLKEM1024"], 0x11ed, None),
 ];
 
 fn known_group(name: &str) -> Option<&'static KnownGroup> {
@@ -623,8 +573,6 @@ fn expect_message(end: &mut Connection<'_>, expected: &[u8]) -> Result<(), Strin
     }
 }
 
-// ------------------------------------------------------------------ the run
-
 /// An implementation: a library context and the property query its
 /// SSL_CTXs use.
 struct Implementation {
@@ -634,51 +582,12 @@ struct Implementation {
     description: String,
 }
 
-/// One round of one (group, implementation).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Round {
-    handshakes: usize,
-    seconds: f64,
-}
-
-impl Round {
-    fn rate(&self) -> f64 {
-        self.handshakes as f64 / self.seconds
-    }
-}
-
-/// The rounds of one (group, implementation).
-#[derive(Clone, Debug, PartialEq)]
-struct Series {
-    group: String,
-    implementation: String,
-    rounds: Vec<Round>,
-}
-
-impl Series {
-    /// The median over rounds of handshakes per second.
-    fn median_rate(&self) -> f64 {
-        let rates: Vec<f64> = self.rounds.iter().map(Round::rate).collect();
-        median(&rates).unwrap_or(f64::NAN)
-    }
-
-    /// Its median rate over the same implementation's X25519 median rate.
-    fn ratio_to_baseline(&self, all: &[Series]) -> Option<f64> {
-        all.iter()
-            .find(|s| {
-                s.implementation == self.implementation
-                    && s.group.eq_ignore_ascii_case(BASELINE_GROUP)
-            })
-            .map(|base| self.median_rate() / base.median_rate())
-    }
-}
-
 /// Runs handshakes for one round's budget.
 fn run_round(
     contexts: &GroupContexts<'_>,
     budget: Budget,
     serial: &mut u64,
-) -> Result<Round, String> {
+) -> Result<Trial, String> {
     let start = Instant::now();
     let mut handshakes = 0;
     loop {
@@ -693,15 +602,11 @@ fn run_round(
         contexts.handshake(*serial)?;
         handshakes += 1;
     }
-    Ok(Round {
-        handshakes,
-        seconds: start.elapsed().as_secs_f64(),
-    })
-}
-
-fn openssl_version() -> String {
-    let full = openssl::version::version();
-    full.split_whitespace().nth(1).unwrap_or(full).to_owned()
+    Ok(Trial::timed(
+        handshakes as u64,
+        start.elapsed().as_secs_f64(),
+        None,
+    ))
 }
 
 /// Loads `ours` and, when the linked libssl has ML-KEM groups, `native`.
@@ -709,13 +614,7 @@ fn load_implementations(
     args: &Args,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Implementation>, String> {
-    if !args.provider_dir.join("mlkem.so").is_file() {
-        return Err(format!(
-            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first \
-             (or pass --provider-dir)",
-            args.provider_dir.display()
-        ));
-    }
+    cli::require_provider(&args.provider_dir)?;
     let ours =
         Library::load(Some(&args.provider_dir), "mlkem").map_err(|e| format!("ours: {e}"))?;
     let native = Library::load(None, "default").map_err(|e| format!("native: {e}"))?;
@@ -731,8 +630,8 @@ fn load_implementations(
     }];
     // Native runs where the linked libssl has a non-classical group of the
     // list; on 3.0-3.4 it would only repeat ours' X25519.
-    let post_quantum: Vec<&String> = args
-        .groups
+    let groups = args.groups();
+    let post_quantum: Vec<&String> = groups
         .iter()
         .filter(|g| known_group(g).is_none_or(|k| k.nid.is_none()))
         .collect();
@@ -762,6 +661,56 @@ fn load_implementations(
     Ok(implementations)
 }
 
+/// Per group and implementation: the median over rounds of handshakes/s,
+/// ms per handshake, the ratio to X25519 with the same implementation and
+/// the rounds; in the files also the handshakes and seconds in all, and in
+/// JSON every round.
+fn results_table(measurements: &[Measurement]) -> Table {
+    let mut table = Table::new(vec![
+        Column::new("group", "group"),
+        Column::new("implementation", "implementation"),
+        Column::new("openssl_version", "openssl_version").file_only(),
+        Column::new("handshakes/s", "handshakes_per_sec")
+            .right()
+            .text(Style::Fixed(0))
+            .csv(Style::Fixed(1)),
+        Column::new("ms/handshake", "ms_per_handshake")
+            .right()
+            .text(Style::Fixed(3))
+            .csv(Style::Fixed(4)),
+        Column::new("vs X25519", "ratio_to_x25519")
+            .right()
+            .text(Style::Fixed(2))
+            .csv(Style::Fixed(4)),
+        Column::new("rounds", "rounds").right(),
+        Column::new("handshakes", "handshakes").file_only(),
+        Column::new("seconds", "seconds")
+            .csv(Style::Fixed(3))
+            .file_only(),
+        Column::new("raw rounds", "raw_rounds").json_only(),
+    ]);
+    for m in measurements {
+        let rate = m.ops_per_sec();
+        let baseline = measurements.iter().find(|b| {
+            b.implementation == m.implementation
+                && b.parameter_set.eq_ignore_ascii_case(BASELINE_GROUP)
+        });
+        table.push(vec![
+            Value::text(&m.parameter_set),
+            Value::text(&m.implementation),
+            Value::Text(openssl_version()),
+            Value::Num(rate),
+            Value::Num(1e3 / rate),
+            Value::num(baseline.map(|b| rate / b.ops_per_sec())),
+            Value::Int(m.trials.len() as u64),
+            Value::Int(m.operations()),
+            Value::Num(m.trials.iter().map(|t| t.seconds).sum()),
+            Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
+        ]);
+    }
+    table
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let mut notes = Vec::new();
     let implementations = load_implementations(args, &mut notes)?;
@@ -769,199 +718,96 @@ fn run(args: &Args) -> Result<(), String> {
 
     // Every (group, implementation), checked with one handshake each.
     let mut contexts: Vec<GroupContexts<'_>> = Vec::new();
-    let mut series: Vec<Series> = Vec::new();
+    let mut measurements: Vec<Measurement> = Vec::new();
     let mut serial = 0u64;
-    for group in &args.groups {
+    for group in &args.groups() {
         for implementation in &implementations {
-            let made = GroupContexts::new(
-                &implementation.library,
-                implementation.propquery.as_deref(),
-                group,
-                &identity,
-            );
-            let made = match made {
-                Ok(made) => made,
-                Err(e) if implementation.name == "native" => {
-                    notes.push(format!("native: skipped {group}: {e}"));
-                    continue;
-                }
-                Err(e) => return Err(format!("{}: {e}", implementation.name)),
-            };
+            let propquery = implementation.propquery.as_deref();
+            let made =
+                match GroupContexts::new(&implementation.library, propquery, group, &identity) {
+                    Ok(made) => made,
+                    Err(e) if implementation.name == "native" => {
+                        notes.push(format!("native: skipped {group}: {e}"));
+                        continue;
+                    }
+                    Err(e) => return Err(format!("{}: {e}", implementation.name)),
+                };
             serial += 1;
             made.handshake(serial)
                 .map_err(|e| format!("{}: first handshake: {e}", implementation.name))?;
             contexts.push(made);
-            series.push(Series {
-                group: group.clone(),
-                implementation: implementation.name.to_owned(),
-                rounds: Vec::with_capacity(args.rounds),
-            });
+            measurements.push(Measurement::new(
+                implementation.name,
+                group,
+                Operation::Handshake,
+            ));
         }
     }
 
-    let budget = match args.budget {
+    let budget = match args.budget() {
         Budget::Seconds(s) => format!("{s} s"),
         Budget::Handshakes(n) => format!("{n} handshakes"),
     };
+    let rounds = args.rounds();
     println!(
-        "tls-bench: {}; {} round(s) x {budget} per group and implementation; full TLS 1.3 \
+        "tls-bench: {}; {rounds} round(s) x {budget} per group and implementation; full TLS 1.3 \
          handshakes (no resumption), P-256 ECDSA server certificate, in-memory BIO pair, \
          one thread",
         openssl::version::version(),
-        args.rounds
     );
-    for implementation in &implementations {
-        println!("  {}", implementation.description);
-    }
-    for note in &notes {
-        println!("note: {note}");
-    }
-    let _ = std::io::stdout().flush();
+    implementations
+        .iter()
+        .for_each(|i| println!("  {}", i.description));
+    notes.iter().for_each(|note| println!("note: {note}"));
 
-    let terminal = std::io::stderr().is_terminal();
-    for round in 1..=args.rounds {
-        for (made, series) in contexts.iter().zip(&mut series) {
-            let result = run_round(made, args.budget, &mut serial)
-                .map_err(|e| format!("{} round {round}: {e}", series.implementation))?;
-            let line = format!(
-                "[{} {}] round {round}/{}: {} handshakes in {:.2} s ({:.0}/s)",
-                series.implementation,
-                series.group,
-                args.rounds,
-                result.handshakes,
+    let progress = Progress::new();
+    for round in 1..=rounds {
+        for (made, m) in contexts.iter().zip(&mut measurements) {
+            let result = run_round(made, args.budget(), &mut serial)
+                .map_err(|e| format!("{} round {round}: {e}", m.implementation))?;
+            progress.update(&format!(
+                "[{} {}] round {round}/{rounds}: {} handshakes in {:.2} s ({:.0}/s)",
+                m.implementation,
+                m.parameter_set,
+                result.operations,
                 result.seconds,
-                result.rate()
-            );
-            if terminal {
-                eprint!("\r\x1b[2K{line}");
-            } else {
-                eprintln!("{line}");
-            }
-            series.rounds.push(result);
+                result.ops_per_sec
+            ));
+            m.trials.push(result);
         }
     }
-    if terminal {
-        eprint!("\r\x1b[2K");
-    }
+    progress.finish();
 
-    println!();
-    print!("{}", report_table(&series).render());
-    let version = openssl_version();
-    if let Some(path) = &args.csv {
-        write_file(path, &csv_table(&series, &version).to_csv())?;
-        eprintln!("wrote {}", path.display());
-    }
-    if let Some(path) = &args.json {
-        let report = json!({
-            "tool": "tls-bench",
-            "openssl_version": openssl::version::version(),
-            "budget": budget,
-            "rounds": args.rounds,
-            "implementations": implementations.iter().map(|i| &i.description).collect::<Vec<_>>(),
-            "notes": notes,
-            "results": series.iter().map(|s| json!({
-                "group": s.group,
-                "implementation": s.implementation,
-                "handshakes_per_sec": s.median_rate(),
-                "ratio_to_x25519": s.ratio_to_baseline(&series),
-                "rounds": s.rounds.iter().map(|r| json!({
-                    "handshakes": r.handshakes,
-                    "seconds": r.seconds,
-                })).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        write_file(path, &(text + "\n"))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
-}
-
-fn report_table(series: &[Series]) -> Table {
-    let mut table = Table::new(&[
-        ("group", Align::Left),
-        ("implementation", Align::Left),
-        ("handshakes/s", Align::Right),
-        ("ms/handshake", Align::Right),
-        ("vs X25519", Align::Right),
-        ("rounds", Align::Right),
-    ]);
-    for s in series {
-        let rate = s.median_rate();
-        table.push([
-            s.group.clone(),
-            s.implementation.clone(),
-            format!("{rate:.0}"),
-            format!("{:.3}", 1e3 / rate),
-            s.ratio_to_baseline(series)
-                .map_or_else(String::new, |r| format!("{r:.2}")),
-            s.rounds.len().to_string(),
-        ]);
-    }
-    table
-}
-
-fn csv_table(series: &[Series], version: &str) -> Table {
-    let mut table = Table::new(
-        &[
-            "group",
-            "implementation",
-            "openssl_version",
-            "handshakes_per_sec",
-            "ms_per_handshake",
-            "ratio_to_x25519",
-            "rounds",
-            "handshakes",
-            "seconds",
-        ]
-        .map(|h| (h, Align::Left)),
-    );
-    for s in series {
-        let rate = s.median_rate();
-        let seconds: f64 = s.rounds.iter().map(|r| r.seconds).sum();
-        table.push([
-            s.group.clone(),
-            s.implementation.clone(),
-            version.to_owned(),
-            format!("{rate:.1}"),
-            format!("{:.4}", 1e3 / rate),
-            s.ratio_to_baseline(series)
-                .map_or_else(String::new, |r| format!("{r:.4}")),
-            s.rounds.len().to_string(),
-            s.rounds
-                .iter()
-                .map(|r| r.handshakes)
-                .sum::<usize>()
-                .to_string(),
-            format!("{seconds:.3}"),
-        ]);
-    }
-    table
+    let table = results_table(&measurements);
+    print!("\n{}", table.render());
+    let settings = json!({
+        "tool": "tls-bench",
+        "openssl_version": openssl::version::version(),
+        "budget": budget,
+        "rounds": rounds,
+        "implementations": implementations.iter().map(|i| &i.description).collect::<Vec<_>>(),
+        "notes": notes,
+    });
+    args.files.write(&table, settings)
 }
 
 fn main() -> ExitCode {
-    cli::main_with(
-        "tls-bench",
-        USAGE,
-        parse_args(std::env::args().skip(1)),
-        |args| run(&args),
-    )
+    cli::exit("tls-bench", run(&Args::parse()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(list.iter().map(|s| (*s).to_owned()))
+    fn args(list: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("tls-bench").chain(list.iter().copied()))
     }
 
     #[test]
     fn parses_the_command_line() {
-        let a = args(&[]).unwrap().unwrap();
-        assert_eq!(a.budget, Budget::Seconds(2.0));
-        assert_eq!(a.rounds, 3);
-        assert_eq!(a.groups, DEFAULT_GROUPS.map(str::to_owned).to_vec());
+        let a = args(&[]).unwrap();
+        assert_eq!((a.budget(), a.rounds()), (Budget::Seconds(2.0), 3));
+        assert_eq!(a.groups(), DEFAULT_GROUPS.map(str::to_owned).to_vec());
         assert!(a.provider_dir.ends_with("target/provider"));
         let a = args(&[
             "--handshakes=50",
@@ -971,18 +817,16 @@ mod tests {
             "x25519, MLKEM768,X25519",
             "--csv",
             "t.csv",
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(a.budget, Budget::Handshakes(50));
-        assert_eq!(a.rounds, 5);
-        assert_eq!(a.groups, ["x25519", "MLKEM768"]);
-        assert_eq!(a.csv, Some(PathBuf::from("t.csv")));
+        ]);
+        let a = a.unwrap();
+        assert_eq!((a.budget(), a.rounds()), (Budget::Handshakes(50), 5));
+        assert_eq!(a.groups(), ["x25519", "MLKEM768"]);
+        assert_eq!(a.files.csv, Some(PathBuf::from("t.csv")));
         assert_eq!(
-            args(&["--seconds", "0.5"]).unwrap().unwrap().budget,
+            args(&["--seconds", "0.5"]).unwrap().budget(),
             Budget::Seconds(0.5)
         );
-        assert!(args(&["--help"]).unwrap().is_none());
+        assert_eq!(args(&["--quick"]).unwrap().rounds(), 1);
         for bad in [
             &["--seconds", "0"][..],
             &["--seconds", "NaN"],
@@ -1013,38 +857,37 @@ mod tests {
 
     #[test]
     fn ratio_and_median() {
-        let series = |group: &str, rates: &[(usize, f64)]| Series {
-            group: group.to_owned(),
-            implementation: "ours".to_owned(),
-            rounds: rates
+        let series = |group: &str, rounds: &[(u64, f64)]| Measurement {
+            trials: rounds
                 .iter()
-                .map(|&(handshakes, seconds)| Round {
-                    handshakes,
-                    seconds,
-                })
+                .map(|&(n, s)| Trial::timed(n, s, None))
                 .collect(),
+            ..Measurement::new("ours", group, Operation::Handshake)
         };
         let all = [
             series("X25519", &[(1000, 1.0), (900, 1.0), (1100, 1.0)]),
             series("MLKEM768", &[(1500, 1.0), (1400, 1.0)]),
         ];
-        assert_eq!(all[0].median_rate(), 1000.0);
-        assert_eq!(all[1].median_rate(), 1450.0);
-        assert_eq!(all[1].ratio_to_baseline(&all), Some(1.45));
-        let table = report_table(&all).render();
+        assert_eq!(
+            (all[0].ops_per_sec(), all[1].ops_per_sec()),
+            (1000.0, 1450.0)
+        );
+        let table = results_table(&all);
+        let text = table.render();
         assert!(
-            table.contains(
+            text.contains(
                 "MLKEM768  ours                    1450         0.690       1.45       2"
             ),
-            "{table}"
+            "{text}"
         );
-        let csv = csv_table(&all, "3.0.19").to_csv();
+        let csv = table.to_csv();
+        let version = openssl_version();
         assert!(
-            csv.starts_with(
+            csv.starts_with(&format!(
                 "group,implementation,openssl_version,handshakes_per_sec,ms_per_handshake,\
-             ratio_to_x25519,rounds,handshakes,seconds\n\
-             X25519,ours,3.0.19,1000.0,1.0000,1.0000,3,3000,3.000\n"
-            ),
+                 ratio_to_x25519,rounds,handshakes,seconds\n\
+                 X25519,ours,{version},1000.0,1.0000,1.0000,3,3000,3.000\n"
+            )),
             "{csv}"
         );
     }

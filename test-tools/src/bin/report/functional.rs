@@ -13,8 +13,8 @@ use serde_json::json;
 use test_tools::kem_core_ops::{check_kem_core, kem_core_label};
 use test_tools::nist_kat::{sha256_hex, KatParams, KAT_COUNT};
 
-use crate::markdown::MdTable;
 use crate::{Args, Evidence};
+use test_tools::table::Table;
 
 /// The outcome of section 3.
 pub struct Functional {
@@ -49,11 +49,11 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
          of section 4 (keys round-trip through bytes, decaps recovers the secret, a modified \
          ciphertext is implicitly rejected, every backend gives the portable backend's \
          bytes).\n\nVectors: `{}`\n",
-        args.vectors.display()
+        args.vectors().display()
     );
 
     out.push_str("### KAT file manifest (SHA-256)\n\n");
-    let mut manifest = MdTable::new(&["file", "bytes", "SHA-256"]);
+    let mut manifest = Table::titled(&["file", "bytes", "SHA-256"]);
     let mut files: Vec<String> = Vec::new();
     for set in &args.sets {
         if let Some(kat) = KatParams::from_name(set.name()) {
@@ -63,17 +63,19 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
     files.push("liboqs/kats.json".to_owned());
     let mut kat_texts = Vec::new();
     for relative in &files {
-        let text = read_vector_file(&args.vectors, relative);
+        let text = read_vector_file(args.vectors(), relative);
         let entry = text.as_ref().map(|t| (t.len(), sha256_hex(t)));
         match &entry {
-            Ok((len, digest)) => manifest.row([
+            Ok((len, digest)) => manifest.push_text([
                 format!("`{relative}`"),
                 len.to_string(),
                 format!("`{digest}`"),
             ]),
             // A missing file is not a failure: the generated KAT is still
             // checked against liboqs's digest (built into test-tools).
-            Err(e) => manifest.row([format!("`{relative}`"), "missing".to_owned(), (*e).clone()]),
+            Err(e) => {
+                manifest.push_text([format!("`{relative}`"), "missing".to_owned(), (*e).clone()])
+            }
         }
         evidence.push(
             "functional",
@@ -87,10 +89,10 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
         );
         kat_texts.push((relative.clone(), text.ok()));
     }
-    out.push_str(&manifest.render());
+    out.push_str(&manifest.markdown());
 
     out.push_str("\n### Results\n\n");
-    let mut results = MdTable::new(&[
+    let mut results = Table::titled(&[
         "instance",
         "set",
         "KAT file (100 entries)",
@@ -115,9 +117,12 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
             let file_ok = expected == Some(generated.as_str());
             let digest = sha256_hex(&generated);
             let digest_ok = digest == kat.liboqs_digests().all;
-            let sanity = with_backend(backend, || with_set!(*set, P => check_kem_core::<P>()))
-                .map_err(|e| e.to_string())
-                .and_then(|r| r);
+            let sanity = with_backend(
+                backend,
+                || test_tools::with_set!(*set, P => check_kem_core::<P>()),
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
             let sanity_ok = match (&sanity, reference_answers.get(index)) {
                 (Ok(answer), Some(Some(reference))) => answer.same_bytes(reference),
                 (Ok(_), _) => true,
@@ -137,7 +142,7 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
                     "**mismatch**".to_owned()
                 }
             };
-            results.row([
+            results.push_text([
                 format!("`{label}`"),
                 set.name().to_owned(),
                 if expected.is_none() {
@@ -170,7 +175,7 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> F
             );
         }
     }
-    out.push_str(&results.render());
+    out.push_str(&results.markdown());
     let _ = writeln!(
         out,
         "\nOverall: **{}**.",

@@ -22,29 +22,7 @@
 //! cargo run --release -p test-tools --features profiling --bin report -- --quick
 //! ```
 
-/// Runs `$body` with `$p` bound to the parameter-set type of `$set` (a
-/// `KatParams`).
-macro_rules! with_set {
-    ($set:expr, $p:ident => $body:expr) => {
-        match $set {
-            $crate::KatParams::MlKem512 => {
-                type $p = kem_core::MlKem512;
-                $body
-            }
-            $crate::KatParams::MlKem768 => {
-                type $p = kem_core::MlKem768;
-                $body
-            }
-            $crate::KatParams::MlKem1024 => {
-                type $p = kem_core::MlKem1024;
-                $body
-            }
-        }
-    };
-}
-
 mod functional;
-mod markdown;
 mod performance;
 mod profile;
 mod resources;
@@ -54,108 +32,101 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
 use kem_core::ParameterSet;
 use serde_json::{json, Value};
+use test_tools::cli::{self, parameter_set, positive, sets_or_all};
 use test_tools::kem_core_ops::{kem_core_backends, kem_core_label};
 pub use test_tools::nist_kat::KatParams;
-use test_tools::{cli, system_info};
+use test_tools::table::Table;
+use test_tools::{system_info, timer, with_set};
 
-use markdown::MdTable;
-
-const USAGE: &str = "\
-usage: report [--out DIR] [--trials T] [--iterations N] [--quick] [--params LIST]
-              [--module PATH] [--vectors DIR] [--openssl BIN] [--speed-csv PATH]
-
-Runs a measurement campaign of kem-core's backends and writes DIR/report.md,
-DIR/evidence.jsonl (one JSON record per measurement) and DIR/performance.csv
-(the bench tool's columns, for scripts/charts.sh).
-
-options:
-  --out DIR         output folder (default target/report/<UTC time>)
-  --trials T        timed trials per measurement (default 10; 3 with --quick)
-  --iterations N    timed calls per trial (default 1000; 100 with --quick)
-  --params LIST     parameter sets: 512,768,1024 (default all)
-  --module PATH     the provider module for the ELF segment sizes
-                    (default target/provider/mlkem.so when it exists)
-  --vectors DIR     the test vectors (default $MLKEM_VECTORS_DIR, else
-                    ../shared/vectors beside the workspace)
-  --openssl BIN     an openssl binary whose version the report records
-  --speed-csv PATH  include an `openssl speed` comparison written by
-                    `speed-compare --csv PATH`
-  --quick           few trials and iterations, for a smoke run
-  -h, --help        this text
-";
-
-/// The command line.
-#[derive(Debug)]
+/// Runs a measurement campaign of kem-core's backends and writes
+/// DIR/report.md, DIR/evidence.jsonl (one JSON record per measurement) and
+/// DIR/performance.csv (the bench tool's columns, for scripts/charts.sh).
+#[derive(Parser, Debug)]
+#[command(name = "report")]
 pub struct Args {
-    out: PathBuf,
-    trials: usize,
-    iterations: usize,
-    sets: Vec<KatParams>,
+    /// Output folder [default: target/report/<UTC time>]
+    #[arg(long, value_name = "DIR", value_parser = cli::path)]
+    out: Option<PathBuf>,
+    /// Timed trials per measurement [default: 10; 3 with --quick]
+    #[arg(long, visible_alias = "rounds", value_name = "T", value_parser = positive)]
+    trials: Option<usize>,
+    /// Timed calls per trial [default: 1000; 100 with --quick]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    iterations: Option<usize>,
+    /// Parameter sets: 512,768,1024 [default: all]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parameter_set)]
+    params: Vec<KatParams>,
+    /// The provider module for the ELF segment sizes [default:
+    /// target/provider/mlkem.so when it exists]
+    #[arg(long, value_name = "PATH", value_parser = cli::path)]
     module: Option<PathBuf>,
-    vectors: PathBuf,
+    /// The test vectors [default: $MLKEM_VECTORS_DIR, else ../shared/vectors
+    /// beside the workspace]
+    #[arg(long, value_name = "DIR", value_parser = cli::path)]
+    vectors: Option<PathBuf>,
+    /// An openssl binary whose version the report records
+    #[arg(long, value_name = "BIN", value_parser = cli::path)]
     openssl: Option<PathBuf>,
+    /// Include an `openssl speed` comparison written by `speed-compare --csv
+    /// PATH`
+    #[arg(long, value_name = "PATH", value_parser = cli::path)]
     speed_csv: Option<PathBuf>,
+    /// Few trials and iterations, for a smoke run
+    #[arg(long)]
+    quick: bool,
+    #[arg(skip)]
+    sets: Vec<KatParams>,
 }
 
-fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
-    let root = cli::workspace_root();
-    let mut quick = false;
-    let (mut trials, mut iterations, mut sets) = (None, None, None);
-    let (mut out, mut module, mut vectors, mut openssl, mut speed_csv) =
-        (None, None, None, None, None);
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |name: &str| {
-            rest.next()
-                .cloned()
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--quick" => quick = true,
-            "--trials" => trials = Some(cli::positive("--trials", &value("--trials")?)?),
-            "--iterations" => {
-                iterations = Some(cli::positive("--iterations", &value("--iterations")?)?)
-            }
-            "--params" => {
-                let list = value("--params")?;
-                let mut chosen = Vec::new();
-                for item in list.split(',').map(str::trim) {
-                    let set = KatParams::from_name(item)
-                        .ok_or_else(|| format!("--params: unknown parameter set {item:?}"))?;
-                    if !chosen.contains(&set) {
-                        chosen.push(set);
-                    }
-                }
-                sets = Some(chosen);
-            }
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            "--module" => module = Some(PathBuf::from(value("--module")?)),
-            "--vectors" => vectors = Some(PathBuf::from(value("--vectors")?)),
-            "--openssl" => openssl = Some(PathBuf::from(value("--openssl")?)),
-            "--speed-csv" => speed_csv = Some(PathBuf::from(value("--speed-csv")?)),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
+impl Args {
+    /// Fills in the defaults.
+    fn resolve(mut self) -> Self {
+        let root = cli::workspace_root();
+        let stamp = system_info::utc_now().replace(':', "");
+        self.out = Some(
+            self.out
+                .unwrap_or_else(|| root.join("target/report").join(stamp)),
+        );
+        self.trials = Some(self.trials.unwrap_or(if self.quick { 3 } else { 10 }));
+        self.iterations = Some(
+            self.iterations
+                .unwrap_or(if self.quick { 100 } else { 1000 }),
+        );
+        self.sets = sets_or_all(&self.params);
+        let default_module = root.join("target/provider/mlkem.so");
+        self.module = self
+            .module
+            .or_else(|| default_module.exists().then_some(default_module));
+        let vectors = std::env::var_os("MLKEM_VECTORS_DIR").map(PathBuf::from);
+        self.vectors = Some(
+            self.vectors
+                .or(vectors)
+                .unwrap_or_else(|| root.join("../shared/vectors")),
+        );
+        self
     }
-    let default_module = root.join("target/provider/mlkem.so");
-    Ok(Some(Args {
-        out: out.unwrap_or_else(|| {
-            root.join("target/report")
-                .join(system_info::utc_now().replace(':', ""))
-        }),
-        trials: trials.unwrap_or(if quick { 3 } else { 10 }),
-        iterations: iterations.unwrap_or(if quick { 100 } else { 1000 }),
-        sets: sets.unwrap_or_else(|| KatParams::ALL.to_vec()),
-        module: module.or_else(|| default_module.exists().then_some(default_module)),
-        vectors: vectors
-            .or_else(|| std::env::var_os("MLKEM_VECTORS_DIR").map(PathBuf::from))
-            .unwrap_or_else(|| root.join("../shared/vectors")),
-        openssl,
-        speed_csv,
-    }))
+
+    fn out(&self) -> &std::path::Path {
+        self.out.as_deref().expect("resolved")
+    }
+
+    /// Timed trials per measurement.
+    pub fn trials(&self) -> usize {
+        self.trials.expect("resolved")
+    }
+
+    /// Timed calls per trial.
+    pub fn iterations(&self) -> usize {
+        self.iterations.expect("resolved")
+    }
+
+    /// The test-vector folder.
+    pub fn vectors(&self) -> &std::path::Path {
+        self.vectors.as_deref().expect("resolved")
+    }
 }
 
 /// Collects the evidence records of the campaign, each stamped with the
@@ -201,24 +172,24 @@ fn main() -> ExitCode {
     if argv.first().map(String::as_str) == Some(resources::CHILD_FLAG) {
         return resources::child_main(&argv[1..]);
     }
-    cli::main_with("report", USAGE, parse_args(&argv), |args| {
-        match run(&args)? {
-            true => Ok(()),
-            false => Err("functional testing FAILED; see the report".to_owned()),
-        }
-    })
+    let args = Args::parse().resolve();
+    let result = run(&args).and_then(|passed| match passed {
+        true => Ok(()),
+        false => Err("functional testing FAILED; see the report".to_owned()),
+    });
+    cli::exit("report", result)
 }
 
 /// Runs the campaign and writes the files; `Ok(false)` when a KAT failed
 /// (the report is still written, without timings).
 fn run(args: &Args) -> Result<bool, String> {
     let start = system_info::utc_now();
-    fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    fs::create_dir_all(args.out())
+        .map_err(|e| format!("cannot create {}: {e}", args.out().display()))?;
     let instances = kem_core_backends();
     let labels: Vec<String> = instances.iter().map(|&b| kem_core_label(b)).collect();
     let facts = system_info::facts();
-    let tsc_hz = test_tools::cycles::counter_frequency(std::time::Duration::from_millis(200));
+    let tsc_hz = timer::counter_frequency(std::time::Duration::from_millis(200));
     let openssl_version = args
         .openssl
         .as_ref()
@@ -227,7 +198,7 @@ fn run(args: &Args) -> Result<bool, String> {
         "cpu": system_info::cpu_model(),
         "kernel": facts.iter().find(|(l, _)| *l == "kernel").and_then(|(_, v)| v.clone()),
         "rustc": system_info::rustc_version(),
-        "counter": test_tools::cycles::UNIT,
+        "counter": timer::UNIT,
         "counter_hz": tsc_hz,
         "linked_openssl": openssl::version::version(),
         "campaign_start": start,
@@ -272,14 +243,14 @@ fn run(args: &Args) -> Result<bool, String> {
     ));
     sections.extend(body);
 
-    let evidence_path = args.out.join("evidence.jsonl");
+    let evidence_path = args.out().join("evidence.jsonl");
     let jsonl = evidence.to_jsonl();
     fs::write(&evidence_path, &jsonl)
         .map_err(|e| format!("cannot write {}: {e}", evidence_path.display()))?;
     sections.push(evidence_section(&evidence, &jsonl));
     if let Some(csv) = csv {
-        let path = args.out.join("performance.csv");
-        fs::write(&path, csv).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let path = args.out().join("performance.csv");
+        cli::write_file(&path, &csv)?;
     }
     let mut report = String::from(
         "# ML-KEM measurement report: kem-core, the library of the `mlkem` OpenSSL provider\n\n",
@@ -290,7 +261,7 @@ fn run(args: &Args) -> Result<bool, String> {
          `performance.csv` holds section 4 in the `bench` tool's columns.\n"
     );
     report.push_str(&sections.join("\n"));
-    let report_path = args.out.join("report.md");
+    let report_path = args.out().join("report.md");
     fs::write(&report_path, report)
         .map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
     println!("{}", report_path.display());
@@ -316,7 +287,7 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
             .join(", ")
     );
     out.push_str("- **Parameter sets:**\n\n");
-    let mut table = MdTable::new(&["set", "k", "η1", "η2", "du", "dv", "NIST category"]);
+    let mut table = Table::titled(&["set", "k", "η1", "η2", "du", "dv", "NIST category"]);
     for set in &args.sets {
         let (k, eta1, eta2, du, dv) = with_set!(*set, P => (P::K, P::ETA1, P::ETA2, P::DU, P::DV));
         let category = match set {
@@ -324,7 +295,7 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
             KatParams::MlKem768 => 3,
             KatParams::MlKem1024 => 5,
         };
-        table.row([
+        table.push_text([
             set.name().to_owned(),
             k.to_string(),
             eta1.to_string(),
@@ -334,7 +305,7 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
             category.to_string(),
         ]);
     }
-    out.push_str(&table.render());
+    out.push_str(&table.markdown());
     out
 }
 
@@ -346,35 +317,35 @@ fn environment_section(
     end: &str,
 ) -> String {
     let mut out = String::from("## 2. Assessment environment\n\n");
-    let mut table = MdTable::new(&["item", "value"]);
+    let mut table = Table::titled(&["item", "value"]);
     for (label, value) in facts {
-        table.row([
+        table.push_text([
             (*label).to_owned(),
             value.clone().unwrap_or_else(|| "not readable".to_owned()),
         ]);
     }
-    table.row([
+    table.push_text([
         "cores used by the measurements".to_owned(),
         "1 (one thread; not pinned)".to_owned(),
     ]);
-    table.row([
+    table.push_text([
         "cycle counter".to_owned(),
         format!(
             "{} at {:.3} GHz (measured against the wall clock)",
-            test_tools::cycles::UNIT,
+            timer::UNIT,
             tsc_hz / 1e9
         ),
     ]);
-    table.row([
+    table.push_text([
         "OpenSSL linked by the tools".to_owned(),
         openssl::version::version().to_owned(),
     ]);
     if let Some(version) = openssl_version {
-        table.row(["OpenSSL binary given".to_owned(), version]);
+        table.push_text(["OpenSSL binary given".to_owned(), version]);
     }
-    table.row(["campaign start (UTC)".to_owned(), start.to_owned()]);
-    table.row(["campaign end (UTC)".to_owned(), end.to_owned()]);
-    out.push_str(&table.render());
+    table.push_text(["campaign start (UTC)".to_owned(), start.to_owned()]);
+    table.push_text(["campaign end (UTC)".to_owned(), end.to_owned()]);
+    out.push_str(&table.markdown());
     out
 }
 
@@ -383,7 +354,7 @@ fn sizes(args: &Args) -> String {
         "## 6. Sizes\n\nBytes, as FIPS 203 fixes them (checked against kem-core's outputs in \
          section 3).\n\n",
     );
-    let mut table = MdTable::new(&[
+    let mut table = Table::titled(&[
         "set",
         "public key (ek)",
         "secret key (dk)",
@@ -392,7 +363,7 @@ fn sizes(args: &Args) -> String {
     ]);
     for set in &args.sets {
         let (ek, dk, ct) = with_set!(*set, P => (P::EK_LEN, P::DK_LEN, P::CT_LEN));
-        table.row([
+        table.push_text([
             set.name().to_owned(),
             ek.to_string(),
             dk.to_string(),
@@ -400,7 +371,7 @@ fn sizes(args: &Args) -> String {
             kem_core::SHARED_SECRET_LEN.to_string(),
         ]);
     }
-    out.push_str(&table.render());
+    out.push_str(&table.markdown());
     out.push_str(
         "\nThe secret key is the expanded FIPS 203 form; the provider can also store the \
          64-byte seed d ‖ z instead (`ml-kem.retain_seed`).\n",
@@ -418,7 +389,7 @@ fn evidence_section(evidence: &Evidence, jsonl: &str) -> String {
         evidence.records.len(),
         test_tools::nist_kat::sha256_hex(jsonl)
     );
-    let mut table = MdTable::new(&["section", "records", "first id"]);
+    let mut table = Table::titled(&["section", "records", "first id"]);
     let mut seen: Vec<(&str, usize, &str)> = Vec::new();
     for record in &evidence.records {
         let section = record["section"].as_str().unwrap_or("?");
@@ -429,9 +400,9 @@ fn evidence_section(evidence: &Evidence, jsonl: &str) -> String {
         }
     }
     for (section, count, first) in seen {
-        table.row([section.to_owned(), count.to_string(), format!("`{first}`")]);
+        table.push_text([section.to_owned(), count.to_string(), format!("`{first}`")]);
     }
-    out.push_str(&table.render());
+    out.push_str(&table.markdown());
     out
 }
 
@@ -439,26 +410,26 @@ fn evidence_section(evidence: &Evidence, jsonl: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        let args = Args::try_parse_from(std::iter::once("report").chain(args.iter().copied()));
+        args.map(Args::resolve)
     }
 
     #[test]
     fn arguments() {
-        let a = parse(&["--quick", "--params", "768,ML-KEM-512", "--out", "x"])
-            .unwrap()
-            .unwrap();
-        assert_eq!((a.trials, a.iterations), (3, 100));
+        let a = parse(&["--quick", "--params", "768,ML-KEM-512", "--out", "x"]).unwrap();
+        assert_eq!((a.trials(), a.iterations()), (3, 100));
         assert_eq!(a.sets, [KatParams::MlKem768, KatParams::MlKem512]);
-        assert_eq!(a.out, PathBuf::from("x"));
-        let a = parse(&["--trials", "4", "--iterations", "7"])
-            .unwrap()
-            .unwrap();
-        assert_eq!((a.trials, a.iterations, a.sets.len()), (4, 7, 3));
-        assert!(parse(&["--help"]).unwrap().is_none());
-        assert!(parse(&["--trials", "0"]).unwrap_err().contains("above 0"));
-        assert!(parse(&["--params", "999"]).unwrap_err().contains("999"));
-        assert!(parse(&["--out"]).unwrap_err().contains("needs a value"));
-        assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
+        assert_eq!(a.out(), std::path::Path::new("x"));
+        let a = parse(&["--trials", "4", "--iterations", "7"]).unwrap();
+        assert_eq!((a.trials(), a.iterations(), a.sets.len()), (4, 7, 3));
+        for bad in [
+            &["--trials", "0"][..],
+            &["--params", "999"],
+            &["--out"],
+            &["--bogus"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -14,11 +14,11 @@ use std::hint::black_box;
 use kem_core::profiling::{self, Profile};
 use kem_core::{with_backend, BackendKind, Ciphertext, DecapsulationKey, Error, ParameterSet};
 use serde_json::json;
-use test_tools::cycles;
 use test_tools::kem_core_ops::kem_core_label;
+use test_tools::timer;
 
-use crate::markdown::{thousands, MdTable};
 use crate::{Args, Evidence};
+use test_tools::table::{thousands, Table};
 
 /// The operations profiled, as the provider runs them.
 const OPERATIONS: [&str; 3] = ["keygen", "encaps", "decaps"];
@@ -41,8 +41,8 @@ struct Totals {
 fn clock_overhead() -> u64 {
     let mut samples: Vec<u64> = (0..2001)
         .map(|_| {
-            let start = cycles::now();
-            cycles::now().wrapping_sub(start)
+            let start = timer::now();
+            timer::now().wrapping_sub(start)
         })
         .collect();
     samples.sort_unstable();
@@ -60,9 +60,9 @@ struct RngMeter {
 impl RngMeter {
     /// Fills `buf` from OpenSSL's `RAND_bytes`, metering the call.
     fn fill(&self, buf: &mut [u8]) -> Result<(), Error> {
-        let start = cycles::now();
+        let start = timer::now();
         let result = openssl::rand::rand_bytes(buf).map_err(|_| Error::RandomSource);
-        let ticks = cycles::now().wrapping_sub(start);
+        let ticks = timer::now().wrapping_sub(start);
         self.ticks.set(self.ticks.get() + ticks);
         self.calls.set(self.calls.get() + 1);
         self.bytes.set(self.bytes.get() + buf.len() as u64);
@@ -100,17 +100,17 @@ fn profile_operation<P: ParameterSet>(operation: &str, calls: usize) -> Result<T
     // The same calls with the counters off first: the operation's own cost.
     profiling::disable();
     for _ in 0..calls {
-        let start = cycles::now();
+        let start = timer::now();
         run_once().map_err(fail)?;
-        totals.unprofiled_ticks += cycles::now().wrapping_sub(start);
+        totals.unprofiled_ticks += timer::now().wrapping_sub(start);
     }
     profiling::enable(None);
     meter.reset();
     profiling::take();
     for _ in 0..calls {
-        let start = cycles::now();
+        let start = timer::now();
         run_once().map_err(fail)?;
-        totals.ticks += cycles::now().wrapping_sub(start);
+        totals.ticks += timer::now().wrapping_sub(start);
         totals.calls += 1;
     }
     totals.profile = profiling::take();
@@ -127,10 +127,10 @@ pub fn run(
     counter_hz: f64,
     evidence: &mut Evidence,
 ) -> String {
-    let unit = cycles::UNIT;
-    profiling::enable(Some(cycles::now));
+    let unit = timer::UNIT;
+    profiling::enable(Some(timer::now));
     let overhead = clock_overhead();
-    let calls = args.iterations;
+    let calls = args.iterations();
     let mut out = String::from("## 7. Symmetric-primitive and RNG share\n\n");
     let _ = writeln!(
         out,
@@ -146,7 +146,7 @@ pub fn run(
          means, and keygen and encaps run on fresh random inputs, where section 4 gives \
          medians over fixed inputs.\n"
     );
-    let mut table = MdTable::new(&[
+    let mut table = Table::titled(&[
         "instance",
         "set",
         "operation",
@@ -172,14 +172,14 @@ pub fn run(
                 );
                 let result = with_backend(
                     backend,
-                    || with_set!(*set, P => profile_operation::<P>(operation, calls)),
+                    || test_tools::with_set!(*set, P => profile_operation::<P>(operation, calls)),
                 )
                 .map_err(|e| e.to_string())
                 .and_then(|r| r);
                 let totals = match result {
                     Ok(totals) => totals,
                     Err(e) => {
-                        table.row([
+                        table.push_text([
                             format!("`{label}`"),
                             set.name().to_owned(),
                             operation.to_owned(),
@@ -215,7 +215,7 @@ pub fn run(
                         f64::NAN
                     }
                 };
-                table.row([
+                table.push_text([
                     format!("`{label}`"),
                     set.name().to_owned(),
                     operation.to_owned(),
@@ -267,6 +267,6 @@ pub fn run(
         }
     }
     profiling::disable();
-    out.push_str(&table.render());
+    out.push_str(&table.markdown());
     out
 }

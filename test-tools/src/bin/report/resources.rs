@@ -17,8 +17,8 @@ use test_tools::elf_segments::load_segments;
 use test_tools::kem_core_ops::{check_kem_core, kem_core_label, M};
 use test_tools::nist_kat::hex_upper;
 
-use crate::markdown::{thousands, MdTable};
 use crate::{Args, Evidence, KatParams};
+use test_tools::table::{thousands, Table};
 
 /// The hidden first argument that makes `report` the measuring child.
 pub const CHILD_FLAG: &str = "--rss-child";
@@ -70,7 +70,7 @@ pub fn child_main(args: &[String]) -> ExitCode {
         let (ek, dk, ct) = (unhex(ek)?, unhex(dk)?, unhex(ct)?);
         let baseline_rss = status_kib("VmRSS");
         let baseline_hwm = status_kib("VmHWM");
-        with_set!(set, P => run_child_operation::<P>(operation, &ek, &dk, &ct))?;
+        test_tools::with_set!(set, P => run_child_operation::<P>(operation, &ek, &dk, &ct))?;
         Ok(json!({
             "backend": kem_core::active_backend().name(),
             "calls": CHILD_CALLS,
@@ -140,9 +140,10 @@ pub fn module_section(args: &Args, evidence: &mut Evidence) -> Result<String, St
                 path.display(),
                 thousands(image.len() as f64)
             );
-            let mut table = MdTable::new(&["segment", "permissions", "file bytes", "memory bytes"]);
+            let mut table =
+                Table::titled(&["segment", "permissions", "file bytes", "memory bytes"]);
             for (i, s) in segments.iter().enumerate() {
-                table.row([
+                table.push_text([
                     i.to_string(),
                     s.permissions(),
                     thousands(s.file_size as f64),
@@ -150,13 +151,13 @@ pub fn module_section(args: &Args, evidence: &mut Evidence) -> Result<String, St
                 ]);
             }
             let total: u64 = segments.iter().map(|s| s.memory_size).sum();
-            table.row([
+            table.push_text([
                 "total".to_owned(),
                 String::new(),
                 thousands(segments.iter().map(|s| s.file_size).sum::<u64>() as f64),
                 thousands(total as f64),
             ]);
-            out.push_str(&table.render());
+            out.push_str(&table.markdown());
             evidence.push(
                 "resources",
                 "module/elf-segments".to_owned(),
@@ -193,7 +194,7 @@ pub fn run(
          the expanded key on the heap; the rest is stack.\n"
     );
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
-    let mut table = MdTable::new(&[
+    let mut table = Table::titled(&[
         "instance",
         "set",
         "operation",
@@ -204,9 +205,12 @@ pub fn run(
     for &backend in instances {
         let label = kem_core_label(backend);
         for set in &args.sets {
-            let answer = with_backend(backend, || with_set!(*set, P => check_kem_core::<P>()))
-                .map_err(|e| e.to_string())
-                .and_then(|r| r)?;
+            let answer = with_backend(
+                backend,
+                || test_tools::with_set!(*set, P => check_kem_core::<P>()),
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)?;
             for operation in OPERATIONS {
                 eprintln!(
                     "  [resources {label} {} {operation}] child process",
@@ -233,7 +237,7 @@ pub fn run(
                                 String::from_utf8_lossy(&output.stderr).trim()
                             ),
                         };
-                        table.row([
+                        table.push_text([
                             format!("`{label}`"),
                             set.name().to_owned(),
                             operation.to_owned(),
@@ -245,7 +249,7 @@ pub fn run(
                 let baseline = record["baseline_hwm_kib"].as_u64();
                 let peak = record["peak_hwm_kib"].as_u64();
                 let cell = |v: Option<u64>| v.map_or("n/a".to_owned(), |v| thousands(v as f64));
-                table.row([
+                table.push_text([
                     format!("`{label}`"),
                     set.name().to_owned(),
                     operation.to_owned(),
@@ -269,7 +273,7 @@ pub fn run(
             }
         }
     }
-    out.push_str(&table.render());
+    out.push_str(&table.markdown());
     Ok(out)
 }
 
