@@ -32,6 +32,18 @@ use crate::measure::{Measurement, Operation, Trial};
 use crate::speed_output::{parameter_set, PARAMETER_SETS};
 use crate::table::{Column, Style, Table, Value};
 
+/// The leading CSV columns of every comparison of implementations
+/// (`speed-compare`, `evp-bench`), by which `charts` knows the format.
+pub const COMPARISON_COLUMNS: [&str; 7] = [
+    "algorithm",
+    "parameter_set",
+    "operation",
+    "implementation",
+    "openssl_version",
+    "ops_per_sec",
+    "seconds_per_op",
+];
+
 /// One implementation's speed for one algorithm and operation in one round.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpeedResult {
@@ -199,33 +211,19 @@ impl Comparison {
             Column::new("algorithm", "algorithm"),
             Column::new("parameter_set", "parameter_set").file_only(),
             Column::new("openssl_version", "openssl_version").file_only(),
-            Column::new("s/op", "seconds_per_op")
-                .right()
-                .text(Style::Fixed(9))
-                .csv(Style::Fixed(12)),
-            Column::new("ops/s", "ops_per_sec")
-                .right()
-                .text(Style::Fixed(1))
-                .csv(Style::Fixed(2)),
+            Column::number("s/op", "seconds_per_op", Style::Fixed(9), Style::Fixed(12)),
+            Column::number("ops/s", "ops_per_sec", Style::Fixed(1), Style::Fixed(2)),
             Column::new("rounds", "rounds").right(),
-            Column::new(format!("vs {}", self.baseline), "ratio_to_baseline")
-                .right()
-                .text(Style::Times(2))
-                .csv(Style::Fixed(4))
-                .missing("-"),
+            Column::number(
+                format!("vs {}", self.baseline),
+                "ratio_to_baseline",
+                Style::Times(2),
+                Style::Fixed(4),
+            )
+            .missing("-"),
             Column::new("", "ops_per_sec_per_round").json_only(),
         ])
-        .file_order(&[
-            "algorithm",
-            "parameter_set",
-            "operation",
-            "implementation",
-            "openssl_version",
-            "ops_per_sec",
-            "seconds_per_op",
-            "ratio_to_baseline",
-            "rounds",
-        ]);
+        .file_order(&[&COMPARISON_COLUMNS[..], &["ratio_to_baseline", "rounds"]].concat());
         let rows: Vec<&Measurement> = self
             .measurements
             .iter()

@@ -519,12 +519,8 @@ mod tests {
 
     /// The directory of the built provider, `target/provider`.
     fn module_dir() -> PathBuf {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/provider");
-        assert!(
-            dir.join("mlkem.so").is_file(),
-            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first",
-            dir.display()
-        );
+        let dir = crate::cli::default_provider_dir();
+        crate::cli::require_provider(&dir).unwrap_or_else(|e| panic!("{e}"));
         dir
     }
 

@@ -207,6 +207,19 @@ pub fn measure_kem_core<P: ParameterSet>(
     measure_trials(P::NAME, config, &mut benches, rounds, trials, progress)
 }
 
+/// The keys of the columns of [`measurement_table`] that `bench` shows in
+/// its text tables, and with `report` those of the report's Markdown.
+pub fn shown_columns(report: bool) -> Vec<String> {
+    let unit = timer::UNIT;
+    let mut keys = vec!["implementation".to_owned(), "operation".to_owned()];
+    keys.extend([format!("median_{unit}"), format!("mean_{unit}")]);
+    match report {
+        true => keys.extend(["mean_time_us", "ops_per_sec", "n"].map(str::to_owned)),
+        false => keys.extend(["ops_per_sec", "ratio_vs_kem_core"].map(str::to_owned)),
+    }
+    keys
+}
+
 /// The measurements of one parameter set's in-process operations, the
 /// columns `bench` prints and writes (and `report` writes as
 /// `performance.csv`): median, mean and fastest call in [`timer::UNIT`],
@@ -229,24 +242,25 @@ pub fn measurement_table(
         Column::new(format!("median {unit}"), format!("median_{unit}"))
             .right()
             .text(Style::Thousands),
-        Column::new(format!("mean {unit}"), format!("mean_{unit}"))
-            .right()
-            .text(Style::Thousands)
-            .csv(Style::Fixed(1)),
+        Column::number(
+            format!("mean {unit}"),
+            format!("mean_{unit}"),
+            Style::Thousands,
+            Style::Fixed(1),
+        ),
         Column::new("min", format!("min_{unit}")).file_only(),
         Column::new("mean time (µs)", "mean_time_us")
             .right()
             .text(Style::Fixed(2))
             .text_only(),
-        Column::new("ops/s", "ops_per_sec")
-            .right()
-            .text(Style::Thousands)
-            .csv(Style::Fixed(1)),
-        Column::new("ratio vs kem-core", "ratio_vs_kem_core")
-            .right()
-            .text(Style::Fixed(2))
-            .csv(Style::Fixed(4))
-            .missing("-"),
+        Column::number("ops/s", "ops_per_sec", Style::Thousands, Style::Fixed(1)),
+        Column::number(
+            "ratio vs kem-core",
+            "ratio_vs_kem_core",
+            Style::Fixed(2),
+            Style::Fixed(4),
+        )
+        .missing("-"),
         Column::new("iterations", "iterations").file_only(),
         Column::new("n", "n").right().text_only(),
         Column::new("raw trials", "raw_trials").json_only(),

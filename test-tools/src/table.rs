@@ -7,7 +7,7 @@
 //!
 //! let mut t = Table::new(vec![
 //!     Column::new("name", "name"),
-//!     Column::new("ops/s", "ops_per_sec").right().text(Style::Thousands).csv(Style::Fixed(1)),
+//!     Column::number("ops/s", "ops_per_sec", Style::Thousands, Style::Fixed(1)),
 //! ]);
 //! t.push(vec![Value::text("a"), Value::Num(1234.6)]);
 //! assert_eq!(t.render(), "name  ops/s\n----  -----\na     1,235\n");
@@ -85,6 +85,17 @@ impl Column {
             hidden: false,
             missing: "",
         }
+    }
+
+    /// A right-aligned column of numbers, written in `text` style in text
+    /// and Markdown and in `csv` style in CSV.
+    pub fn number(
+        title: impl Into<String>,
+        key: impl Into<String>,
+        text: Style,
+        csv: Style,
+    ) -> Self {
+        Column::new(title, key).right().text(text).csv(csv)
     }
 
     /// Right-aligned in text.
@@ -188,9 +199,9 @@ impl Table {
 
     /// Shows only the columns with these keys in text and Markdown (the
     /// files keep theirs).
-    pub fn show(mut self, keys: &[&str]) -> Self {
+    pub fn show<K: AsRef<str>>(mut self, keys: &[K]) -> Self {
         for c in &mut self.columns {
-            c.hidden = !keys.contains(&c.key.as_str());
+            c.hidden = !keys.iter().any(|k| k.as_ref() == c.key);
         }
         self
     }

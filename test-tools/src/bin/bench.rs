@@ -34,7 +34,7 @@ use serde_json::json;
 use test_tools::cli::{parameter_set, positive, sets_or_all, Files};
 use test_tools::kem_core_ops::{
     check_kem_core, kem_core_backends, kem_core_label, measure_kem_core, measurement_table,
-    KemCoreAnswer,
+    shown_columns, KemCoreAnswer,
 };
 use test_tools::measure::{Config, Measurement, Operation};
 use test_tools::nist_kat::KatParams;
@@ -379,15 +379,7 @@ fn main() -> ExitCode {
     print!("{}", header(&args, counter_hz));
     let _ = std::io::stdout().flush();
     let unit = timer::UNIT;
-    let (median, mean) = (format!("median_{unit}"), format!("mean_{unit}"));
-    let shown = [
-        "implementation",
-        "operation",
-        &median,
-        &mean,
-        "ops_per_sec",
-        "ratio_vs_kem_core",
-    ];
+    let shown = shown_columns(false);
 
     let mut reports = Vec::new();
     for set in sets_or_all(&args.params) {
@@ -448,26 +440,24 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
-    }
+    use test_tools::cli::try_parse;
 
     #[test]
     fn defaults_and_flags() {
-        let a = parse(&[]).unwrap();
+        let a = try_parse::<Args>(&[]).unwrap();
         assert_eq!((a.config().iterations, a.rounds()), (10_000, 100));
         assert_eq!(sets_or_all(&a.params), KatParams::ALL);
-        let a = parse(&["--quick", "--params", "768,ML-KEM-512,768", "--csv=x.csv"]).unwrap();
+        let a = try_parse::<Args>(&["--quick", "--params", "768,ML-KEM-512,768", "--csv=x.csv"])
+            .unwrap();
         assert_eq!((a.config().iterations, a.rounds()), (100, 10));
         assert_eq!(
             sets_or_all(&a.params),
             [KatParams::MlKem768, KatParams::MlKem512]
         );
         assert_eq!(a.files.csv.unwrap(), std::path::Path::new("x.csv"));
-        let a = parse(&["--iterations=7", "--quick"]).unwrap();
+        let a = try_parse::<Args>(&["--iterations=7", "--quick"]).unwrap();
         assert_eq!((a.config().iterations, a.rounds()), (7, 1));
-        assert_eq!(parse(&["--rounds", "20"]).unwrap().rounds(), 20);
+        assert_eq!(try_parse::<Args>(&["--rounds", "20"]).unwrap().rounds(), 20);
         for bad in [
             &["--iterations"][..],
             &["--iterations", "0"],
@@ -478,7 +468,7 @@ mod tests {
             &["--frobnicate"],
             &["--quick=1"],
         ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
+            assert!(try_parse::<Args>(bad).is_err(), "{bad:?}");
         }
     }
 }

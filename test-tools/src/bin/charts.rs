@@ -710,6 +710,10 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
+    fn args(list: &[&str]) -> Result<Args, String> {
+        test_tools::cli::try_parse(list).map_err(|e| e.to_string())
+    }
+
     const BENCH: &str = "\
 parameter_set,implementation,operation,median_cycles,mean_cycles,min_cycles,ops_per_sec,ratio_vs_kem_core,iterations
 ML-KEM-512,kem-core portable,keygen,30000,30100.5,29000,100000.0,,100
@@ -727,11 +731,6 @@ ML-KEM-768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,22251,0.0000449,1.00,3
 X25519MLKEM768,ML-KEM-768,keygen,ours,OpenSSL 3.5.5,20000,0.00005,1.5,3
 X25519MLKEM768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,,,,3
 ";
-
-    fn args(list: &[&str]) -> Result<Args, String> {
-        let list = std::iter::once("charts").chain(list.iter().copied());
-        Args::try_parse_from(list).map_err(|e| e.to_string())
-    }
 
     fn facets_of(text: &str, extra: &[&str]) -> Result<Vec<Facet>, String> {
         let mut list = vec!["--csv", "in.csv"];

@@ -20,6 +20,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde_json::json;
 use test_tools::cli::{self, default_provider_dir, positive, Files, Progress};
+use test_tools::comparison::COMPARISON_COLUMNS;
 use test_tools::evp_harness::{Decapsulator, Encapsulator, Key, KeyGenerator, Library};
 use test_tools::measure::{Measurement, Operation, Trial};
 use test_tools::speed_output::parameter_set;
@@ -133,6 +134,10 @@ impl Args {
         }
         self
     }
+}
+
+fn main() -> ExitCode {
+    cli::exit("evp-bench", run(&Args::parse().check()))
 }
 
 /// How an implementation names the algorithms.
@@ -376,25 +381,23 @@ fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
         Column::new("implementation", "implementation").text_only(),
         Column::new("implementation", "implementation").file_only(),
         Column::new("openssl_version", "openssl_version").file_only(),
-        Column::new("ops/s", "ops_per_sec")
-            .right()
-            .text(Style::Fixed(0))
-            .csv(Style::Fixed(1)),
+        Column::number("ops/s", "ops_per_sec", Style::Fixed(0), Style::Fixed(1)),
         Column::new("s/op", "seconds_per_op")
             .csv(Style::Fixed(9))
             .file_only(),
-        Column::new("median us/op", "median_us")
-            .right()
-            .text(Style::Fixed(2))
-            .csv(Style::Fixed(3)),
-        Column::new("mean us/op", "mean_us")
-            .right()
-            .text(Style::Fixed(2))
-            .csv(Style::Fixed(3)),
-        Column::new("mean cycles/op", "mean_cycles")
-            .right()
-            .text(Style::Fixed(0))
-            .csv(Style::Fixed(1)),
+        Column::number(
+            "median us/op",
+            "median_us",
+            Style::Fixed(2),
+            Style::Fixed(3),
+        ),
+        Column::number("mean us/op", "mean_us", Style::Fixed(2), Style::Fixed(3)),
+        Column::number(
+            "mean cycles/op",
+            "mean_cycles",
+            Style::Fixed(0),
+            Style::Fixed(1),
+        ),
         Column::new("n", "n").right().text_only(),
         Column::new(format!("ops/s / {baseline}"), "ratio")
             .right()
@@ -437,20 +440,14 @@ fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
             Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
         ]);
     }
-    table.file_order(&[
-        "algorithm",
-        "parameter_set",
-        "operation",
-        "implementation",
-        "openssl_version",
-        "ops_per_sec",
-        "seconds_per_op",
+    let more = [
         "median_us",
         "mean_us",
         "mean_cycles",
         "trials",
         "iterations",
-    ])
+    ];
+    table.file_order(&[&COMPARISON_COLUMNS[..], &more].concat())
 }
 
 /// Loads the implementations: ours, native (when the linked libcrypto has
@@ -572,28 +569,21 @@ fn run(args: &Args) -> Result<(), String> {
     )
 }
 
-fn main() -> ExitCode {
-    cli::exit("evp-bench", run(&Args::parse().check()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("evp-bench").chain(list.iter().copied()))
-    }
+    use test_tools::cli::try_parse;
 
     #[test]
     fn parses_the_command_line() {
-        let a = args(&[]).unwrap();
+        let a = try_parse::<Args>(&[]).unwrap();
         assert_eq!((a.trials(), a.iterations()), (10, 2000));
         assert_eq!(
             a.algorithms(),
             DEFAULT_ALGORITHMS.map(str::to_owned).to_vec()
         );
         assert!(a.provider_dir.ends_with("target/provider"));
-        let a = args(&[
+        let a = try_parse::<Args>(&[
             "--quick",
             "--iterations=7",
             "mlkem768",
@@ -603,8 +593,8 @@ mod tests {
         .unwrap();
         assert_eq!((a.trials(), a.iterations()), (3, 7));
         assert_eq!(a.algorithms(), ["ML-KEM-768", "SecP256r1MLKEM768"]);
-        assert_eq!(args(&["--rounds", "4"]).unwrap().trials(), 4);
-        let a = args(&[
+        assert_eq!(try_parse::<Args>(&["--rounds", "4"]).unwrap().trials(), 4);
+        let a = try_parse::<Args>(&[
             "--implementation",
             "oqs=/opt/oqs/lib:oqsprovider:oqs",
             "--implementation=x=:prov:ML-KEM-512=k512,mlkem768=k768",
@@ -635,7 +625,7 @@ mod tests {
             &["--implementation", "a=/d:p:nonsense"],
             &["--bogus"],
         ] {
-            assert!(args(bad).is_err(), "{bad:?} was accepted");
+            assert!(try_parse::<Args>(bad).is_err(), "{bad:?} was accepted");
         }
     }
 
@@ -686,11 +676,7 @@ mod tests {
     #[test]
     fn workloads_run_every_operation() {
         let dir = default_provider_dir();
-        assert!(
-            dir.join("mlkem.so").is_file(),
-            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first",
-            dir.display()
-        );
+        cli::require_provider(&dir).unwrap_or_else(|e| panic!("{e}"));
         let library = Library::load(Some(&dir), "mlkem").unwrap();
         let mut workload = Workload::new(&library, "ML-KEM-512").unwrap();
         assert_eq!(workload.ciphertext.len(), 768);

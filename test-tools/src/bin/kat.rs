@@ -116,19 +116,17 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("kat").chain(args.iter().copied()))
-    }
+    use test_tools::cli::try_parse;
 
     #[test]
     fn defaults_and_flags() {
-        let o = parse(&[]).unwrap();
+        let o = try_parse::<Args>(&[]).unwrap();
         assert_eq!(
             (o.params, o.count, o.out, o.check),
             (KatParams::ALL.to_vec(), KAT_COUNT, None, false)
         );
-        let o = parse(&["--params", "768", "--count=1", "--out", "d", "--check"]).unwrap();
+        let o =
+            try_parse::<Args>(&["--params", "768", "--count=1", "--out", "d", "--check"]).unwrap();
         assert_eq!(
             (o.params, o.count, o.out),
             (vec![KatParams::MlKem768], 1, Some(PathBuf::from("d")))
@@ -143,7 +141,7 @@ mod tests {
             &["extra"],
             &["--out="],
         ] {
-            assert!(parse(args).is_err(), "{args:?}");
+            assert!(try_parse::<Args>(args).is_err(), "{args:?}");
         }
     }
 }

@@ -898,17 +898,14 @@ fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("speed-compare").chain(list.iter().copied()))
-    }
+    use test_tools::cli::try_parse;
 
     #[test]
     fn measure_defaults_and_options() {
-        let a = args(&[]).unwrap();
+        let a = try_parse::<Args>(&[]).unwrap();
         assert_eq!((a.rounds(), a.seconds(), a.baseline.clone()), (3, 2, None));
         assert_eq!(a.algorithms().unwrap(), DEFAULT_ALGORITHMS);
-        let a = args(&[
+        let a = try_parse::<Args>(&[
             "--rounds=5",
             "--seconds",
             "1",
@@ -933,8 +930,8 @@ mod tests {
         assert_eq!(a.baseline.as_deref(), Some("ours"));
         assert_eq!(
             (
-                args(&["--quick"]).unwrap().rounds(),
-                args(&["--quick"]).unwrap().seconds()
+                try_parse::<Args>(&["--quick"]).unwrap().rounds(),
+                try_parse::<Args>(&["--quick"]).unwrap().seconds()
             ),
             (1, 1)
         );
@@ -942,7 +939,7 @@ mod tests {
 
     #[test]
     fn parse_mode() {
-        let a = args(&["--parse", "native=a.txt", "oqs=b=c.txt"]).unwrap();
+        let a = try_parse::<Args>(&["--parse", "native=a.txt", "oqs=b=c.txt"]).unwrap();
         assert!(a.parse);
         let expected = [
             ("native".to_owned(), PathBuf::from("a.txt")),
@@ -962,15 +959,24 @@ mod tests {
             &["--csv", "a", "--csv", "b"],
             &["--parse=yes", "a=b"],
         ] {
-            assert!(args(list).is_err(), "{list:?}");
+            assert!(try_parse::<Args>(list).is_err(), "{list:?}");
         }
-        let unknown = args(&["rsa2048"]).unwrap().algorithms().unwrap_err();
+        let unknown = try_parse::<Args>(&["rsa2048"])
+            .unwrap()
+            .algorithms()
+            .unwrap_err();
         assert_eq!(unknown, "unknown algorithm \"rsa2048\" (known: ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024)");
         assert_eq!(
-            args(&["--parse"]).unwrap().files().unwrap_err(),
+            try_parse::<Args>(&["--parse"])
+                .unwrap()
+                .files()
+                .unwrap_err(),
             "--parse needs NAME=FILE arguments"
         );
-        let file = args(&["--parse", "file.txt"]).unwrap().files().unwrap_err();
+        let file = try_parse::<Args>(&["--parse", "file.txt"])
+            .unwrap()
+            .files()
+            .unwrap_err();
         assert_eq!(file, "--parse: expected NAME=FILE, got \"file.txt\"");
     }
 

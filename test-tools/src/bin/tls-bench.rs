@@ -140,6 +140,10 @@ fn seconds(value: &str) -> Result<f64, String> {
     }
 }
 
+fn main() -> ExitCode {
+    cli::exit("tls-bench", run(&Args::parse()))
+}
+
 /// How long each (group, implementation) runs in a round.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Budget {
@@ -670,18 +674,24 @@ fn results_table(measurements: &[Measurement]) -> Table {
         Column::new("group", "group"),
         Column::new("implementation", "implementation"),
         Column::new("openssl_version", "openssl_version").file_only(),
-        Column::new("handshakes/s", "handshakes_per_sec")
-            .right()
-            .text(Style::Fixed(0))
-            .csv(Style::Fixed(1)),
-        Column::new("ms/handshake", "ms_per_handshake")
-            .right()
-            .text(Style::Fixed(3))
-            .csv(Style::Fixed(4)),
-        Column::new("vs X25519", "ratio_to_x25519")
-            .right()
-            .text(Style::Fixed(2))
-            .csv(Style::Fixed(4)),
+        Column::number(
+            "handshakes/s",
+            "handshakes_per_sec",
+            Style::Fixed(0),
+            Style::Fixed(1),
+        ),
+        Column::number(
+            "ms/handshake",
+            "ms_per_handshake",
+            Style::Fixed(3),
+            Style::Fixed(4),
+        ),
+        Column::number(
+            "vs X25519",
+            "ratio_to_x25519",
+            Style::Fixed(2),
+            Style::Fixed(4),
+        ),
         Column::new("rounds", "rounds").right(),
         Column::new("handshakes", "handshakes").file_only(),
         Column::new("seconds", "seconds")
@@ -791,25 +801,18 @@ fn run(args: &Args) -> Result<(), String> {
     args.files.write(&table, settings)
 }
 
-fn main() -> ExitCode {
-    cli::exit("tls-bench", run(&Args::parse()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("tls-bench").chain(list.iter().copied()))
-    }
+    use test_tools::cli::try_parse;
 
     #[test]
     fn parses_the_command_line() {
-        let a = args(&[]).unwrap();
+        let a = try_parse::<Args>(&[]).unwrap();
         assert_eq!((a.budget(), a.rounds()), (Budget::Seconds(2.0), 3));
         assert_eq!(a.groups(), DEFAULT_GROUPS.map(str::to_owned).to_vec());
         assert!(a.provider_dir.ends_with("target/provider"));
-        let a = args(&[
+        let a = try_parse::<Args>(&[
             "--handshakes=50",
             "--rounds",
             "5",
@@ -823,10 +826,10 @@ mod tests {
         assert_eq!(a.groups(), ["x25519", "MLKEM768"]);
         assert_eq!(a.files.csv, Some(PathBuf::from("t.csv")));
         assert_eq!(
-            args(&["--seconds", "0.5"]).unwrap().budget(),
+            try_parse::<Args>(&["--seconds", "0.5"]).unwrap().budget(),
             Budget::Seconds(0.5)
         );
-        assert_eq!(args(&["--quick"]).unwrap().rounds(), 1);
+        assert_eq!(try_parse::<Args>(&["--quick"]).unwrap().rounds(), 1);
         for bad in [
             &["--seconds", "0"][..],
             &["--seconds", "NaN"],
@@ -837,7 +840,7 @@ mod tests {
             &["--groups", "X25519:P-256"],
             &["--bogus"],
         ] {
-            assert!(args(bad).is_err(), "{bad:?} was accepted");
+            assert!(try_parse::<Args>(bad).is_err(), "{bad:?} was accepted");
         }
     }
 
@@ -896,11 +899,7 @@ mod tests {
     #[test]
     fn handshakes_negotiate_the_offered_group() {
         let dir = default_provider_dir();
-        assert!(
-            dir.join("mlkem.so").is_file(),
-            "{}/mlkem.so is missing: run `bash scripts/build-provider.sh` first",
-            dir.display()
-        );
+        cli::require_provider(&dir).unwrap_or_else(|e| panic!("{e}"));
         let library = Library::load(Some(&dir), "mlkem").unwrap();
         let identity = Identity::generate().unwrap();
         for (group, reported) in [

@@ -10,7 +10,9 @@ use std::path::Path;
 
 use kem_core::BackendKind;
 use serde_json::json;
-use test_tools::kem_core_ops::{kem_core_label, measure_kem_core, measurement_table};
+use test_tools::kem_core_ops::{
+    kem_core_label, measure_kem_core, measurement_table, shown_columns,
+};
 use test_tools::measure::Config;
 use test_tools::table::{thousands, Table};
 use test_tools::{timer, with_set};
@@ -56,16 +58,7 @@ pub fn run(
         iterations,
     };
     let reference = kem_core_label(instances[0]);
-    let (median, mean) = (format!("median_{unit}"), format!("mean_{unit}"));
-    let shown = [
-        "implementation",
-        "operation",
-        &median,
-        &mean,
-        "mean_time_us",
-        "ops_per_sec",
-        "n",
-    ];
+    let shown = shown_columns(true);
     let mut all = Vec::new();
     for set in &args.sets {
         let progress = |trial| {
