@@ -152,9 +152,25 @@ fn check<P: ParameterSet>(leaky: bool) {
     }
 }
 
+/// Runs kem-core's keygen, encaps and decaps with the secrets marked
+/// undefined for valgrind memcheck (`valgrind --error-exitcode=1
+/// target/release/ct-taint`, see scripts/ct-taint.sh).
+#[derive(clap::Parser, Debug)]
+#[command(name = "ct-taint")]
+struct Args {
+    /// Add one deliberately secret-dependent branch, to show the check works
+    #[arg(long)]
+    leaky: bool,
+    /// Skip the declassification of rho, to show that the taint of d flows
+    /// through G into the matrix sampling
+    #[arg(long)]
+    keep_rho_secret: bool,
+}
+
 fn main() {
-    let leaky = std::env::args().any(|a| a == "--leaky");
-    if !std::env::args().any(|a| a == "--keep-rho-secret") {
+    let args = <Args as clap::Parser>::parse();
+    let leaky = args.leaky;
+    if !args.keep_rho_secret {
         kem_core::ct_taint::set_declassify_hook(valgrind::declassify);
     }
     let backends = available_backends();
