@@ -424,12 +424,39 @@ impl OpensslBinary {
     }
 }
 
+/// `LD_LIBRARY_PATH` for an `openssl` installed as PREFIX/bin/openssl whose
+/// libcrypto sits in PREFIX/lib64 or PREFIX/lib: a build without an rpath
+/// does not find it there by itself. The directory goes before any
+/// `LD_LIBRARY_PATH` already set; `None` when neither holds a libcrypto
+/// (or `BIN` is a bare name found on `PATH`).
+fn library_path_env(binary: &Path) -> Option<(String, String)> {
+    let prefix = binary.parent()?.parent()?;
+    let holds_libcrypto = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("libcrypto.so"))
+        })
+    };
+    let dir = ["lib64", "lib"]
+        .iter()
+        .map(|name| prefix.join(name))
+        .find(|dir| holds_libcrypto(dir))?;
+    let mut value = dir.display().to_string();
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|old| !old.is_empty()) {
+        value.push(':');
+        value.push_str(&old.to_string_lossy());
+    }
+    Some(("LD_LIBRARY_PATH".to_owned(), value))
+}
+
 /// Whether `BIN args...` (run with `OPENSSL_CONF=/dev/null`) succeeded,
 /// and its stdout followed by its stderr.
 fn run_openssl(path: &Path, args: &[&str]) -> Result<(bool, String), String> {
     let out = Command::new(path)
         .args(args)
         .env("OPENSSL_CONF", "/dev/null")
+        .envs(library_path_env(path))
         .output()
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -488,6 +515,7 @@ impl Plan {
     /// The full environment of the child that matters here.
     fn env_pairs(&self) -> Vec<(String, String)> {
         let mut env = vec![("OPENSSL_CONF".to_owned(), "/dev/null".to_owned())];
+        env.extend(library_path_env(&self.binary.path));
         env.extend(self.env.iter().cloned());
         env
     }
@@ -899,6 +927,26 @@ fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
 mod tests {
     use super::*;
     use test_tools::cli::try_parse;
+
+    #[test]
+    fn libraries_beside_the_binary_go_on_the_loader_path() {
+        let root = std::env::temp_dir().join(format!("speed-compare-lib-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        let binary = root.join("bin/openssl");
+        // No libcrypto beside it, or a bare name: nothing to add.
+        assert_eq!(library_path_env(&binary), None);
+        assert_eq!(library_path_env(Path::new("openssl")), None);
+        std::fs::create_dir_all(root.join("lib64")).unwrap();
+        std::fs::write(root.join("lib64/libcrypto.so.3"), b"").unwrap();
+        let (name, value) = library_path_env(&binary).expect("lib64 holds libcrypto");
+        assert_eq!(name, "LD_LIBRARY_PATH");
+        assert!(
+            value.starts_with(&root.join("lib64").display().to_string()),
+            "{value}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn measure_defaults_and_options() {
