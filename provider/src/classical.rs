@@ -1,7 +1,7 @@
-//! The classical half of the hybrid groups (X25519, P-256, P-384), through
-//! OpenSSL's EVP in the provider's child library context: whatever provider
-//! the application configured for them (the default one, or a FIPS module)
-//! does the arithmetic.
+//! The classical half of the hybrids (X25519, X448, P-256, P-384 and the
+//! SM2 curve), through OpenSSL's EVP in the provider's child library
+//! context: whatever provider the application configured for them (the
+//! default one, or a FIPS module) does the arithmetic.
 //!
 //! A [`ClassicalKey`] owns one `EVP_PKEY`, built once per key (generated,
 //! or parsed from its encoding) with its encoded public key cached next to
@@ -26,9 +26,9 @@ const SELECT_KEYPAIR: c_int = 0x87;
 pub(crate) struct Curve {
     /// The name shown in errors.
     pub(crate) name: &'static str,
-    /// The EVP key type (`X25519`, `EC`).
+    /// The EVP key type (`X25519`, `X448`, `EC`, `curveSM2`).
     pub(crate) key_type: &'static CStr,
-    /// The EC group, for `EC` keys.
+    /// The EC group, for `EC` and `curveSM2` keys.
     pub(crate) group: Option<&'static CStr>,
     /// Encoded public key (raw, or the uncompressed point) length.
     pub(crate) public_len: usize,
@@ -36,6 +36,8 @@ pub(crate) struct Curve {
     pub(crate) private_len: usize,
     /// Shared secret length.
     pub(crate) secret_len: usize,
+    /// The first OpenSSL major version whose EVP has this key type.
+    pub(crate) since_major: u32,
 }
 
 pub(crate) const X25519: Curve = Curve {
@@ -45,6 +47,17 @@ pub(crate) const X25519: Curve = Curve {
     public_len: 32,
     private_len: 32,
     secret_len: 32,
+    since_major: 3,
+};
+
+pub(crate) const X448: Curve = Curve {
+    name: "X448",
+    key_type: c"X448",
+    group: None,
+    public_len: 56,
+    private_len: 56,
+    secret_len: 56,
+    since_major: 3,
 };
 
 pub(crate) const P256: Curve = Curve {
@@ -54,6 +67,7 @@ pub(crate) const P256: Curve = Curve {
     public_len: 65,
     private_len: 32,
     secret_len: 32,
+    since_major: 3,
 };
 
 pub(crate) const P384: Curve = Curve {
@@ -63,6 +77,20 @@ pub(crate) const P384: Curve = Curve {
     public_len: 97,
     private_len: 48,
     secret_len: 48,
+    since_major: 3,
+};
+
+/// ECDH on the SM2 curve: OpenSSL 4.0's `curveSM2` key type (group SM2,
+/// key exchange by ECDH). OpenSSL 3's EC keymgmt refuses the SM2 curve and
+/// its `SM2` key type has no key exchange, so before 4.0 EVP cannot do it.
+pub(crate) const SM2: Curve = Curve {
+    name: "SM2",
+    key_type: c"curveSM2",
+    group: Some(c"SM2"),
+    public_len: 65,
+    private_len: 32,
+    secret_len: 32,
+    since_major: 4,
 };
 
 fn failure(curve: &Curve, what: &str) -> ProviderError {
@@ -220,10 +248,10 @@ impl ClassicalKey {
     ///
     /// The peer is not validated again here: every `ClassicalKey` was
     /// generated, or parsed by OpenSSL, which puts an EC point on the curve
-    /// (P-256 and P-384 have cofactor 1, so that is the whole public-key
-    /// check, and the full check's extra scalar multiplication would only
-    /// repeat it); X25519's derive rejects the all-zero result of a
-    /// low-order point.
+    /// (P-256, P-384 and SM2 have cofactor 1, so that is the whole
+    /// public-key check, and the full check's extra scalar multiplication
+    /// would only repeat it); X25519's and X448's derive rejects the
+    /// all-zero result of a low-order point.
     pub(crate) fn derive(&self, prov: &ProvCtx, peer: &ClassicalKey) -> Result<Zeroizing<Vec<u8>>> {
         let ctx = PkeyCtx::for_key(&prov.libctx, &self.pkey)
             .ok_or_else(|| failure(self.curve, "context failed"))?;

@@ -38,6 +38,9 @@ pub(crate) struct ProvCtx {
     /// Bytes per hex line of `-text` output, as the loading OpenSSL prints
     /// its own keys.
     pub(crate) text_bytes_per_line: usize,
+    /// The major version of the OpenSSL that loaded this instance: which
+    /// classical key types its EVP offers the hybrids.
+    pub(crate) core_major: u32,
 }
 
 impl Object for ProvCtx {
@@ -51,13 +54,15 @@ impl ProvCtx {
     /// context.
     pub(crate) fn new(instance: Instance, core: &Core) -> Result<Self> {
         let (output_formats, input_formats, retain_seed) = configure(instance)?;
+        let core_major = core_major_version(instance);
         Ok(Self {
             instance,
             libctx: core.child_libctx()?,
             output_formats,
             input_formats,
             retain_seed,
-            text_bytes_per_line: crate::codec::bytes_per_line(core_major_version(instance)),
+            text_bytes_per_line: crate::codec::bytes_per_line(core_major),
+            core_major,
         })
     }
 
@@ -82,6 +87,7 @@ impl ProvCtx {
             input_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             retain_seed: true,
             text_bytes_per_line: crate::codec::bytes_per_line(3),
+            core_major: 3,
         }))
     }
 }

@@ -15,7 +15,7 @@ use kem_core::{MESSAGE_LEN, SEED_LEN, SHARED_SECRET_LEN};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::algorithms::{Algorithm, TlsGroup, ML_KEM};
-use crate::classical::{ClassicalKey, Curve, P256, P384, X25519};
+use crate::classical::{ClassicalKey, Curve, P256, P384, SM2, X25519, X448};
 use crate::context::ProvCtx;
 use crate::error::{check_length, ProviderError, Reason, Result};
 use crate::ffi::names;
@@ -34,13 +34,20 @@ pub(crate) struct Hybrid {
     pub(crate) curve: &'static Curve,
     /// Whether the ML-KEM part comes first in every encoding.
     pub(crate) ml_kem_first: bool,
-    /// The TLS 1.3 group.
-    pub(crate) tls_group: TlsGroup,
+    /// The TLS 1.3 group, if it is one (OpenSSL's X448MLKEM1024 is a KEM
+    /// only).
+    pub(crate) tls_group: Option<TlsGroup>,
 }
 
 impl Hybrid {
     fn ml_kem(&self) -> &'static Algorithm {
         &ML_KEM[self.ml_kem]
+    }
+
+    /// Whether an OpenSSL of major version `core_major` has the classical
+    /// half in EVP, so that this provider can offer the hybrid there.
+    pub(crate) fn available_on(&self, core_major: u32) -> bool {
+        core_major >= self.curve.since_major
     }
 
     /// Splits a concatenation of an ML-KEM part of `ml_kem_len` bytes and a
@@ -91,43 +98,70 @@ impl Hybrid {
     }
 }
 
-/// The three hybrid groups, in OpenSSL 3.5's terms (a `const` for the
-/// compile-time algorithm tables; [`HYBRIDS`] is the same as a `static`).
-pub(crate) const HYBRID_TABLE: [Hybrid; 3] = [
+/// The hybrids, in OpenSSL's terms: the three TLS groups of OpenSSL 3.5,
+/// its X448MLKEM1024 KEM and OpenSSL 4.0's curveSM2MLKEM768 group (a
+/// `const` for the compile-time algorithm tables; [`HYBRIDS`] is the same as
+/// a `static`). Layouts as OpenSSL's `mlx` keymgmt: ML-KEM first with X25519
+/// and X448, the EC point first with P-256, P-384 and SM2.
+pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
     Hybrid {
         name: c"X25519MLKEM768",
         ml_kem: 1,
         curve: &X25519,
         ml_kem_first: true,
-        tls_group: TlsGroup {
+        tls_group: Some(TlsGroup {
             name: c"X25519MLKEM768",
             id: 0x11EC,
-        },
+        }),
     },
     Hybrid {
         name: c"SecP256r1MLKEM768",
         ml_kem: 1,
         curve: &P256,
         ml_kem_first: false,
-        tls_group: TlsGroup {
+        tls_group: Some(TlsGroup {
             name: c"SecP256r1MLKEM768",
             id: 0x11EB,
-        },
+        }),
     },
     Hybrid {
         name: c"SecP384r1MLKEM1024",
         ml_kem: 2,
         curve: &P384,
         ml_kem_first: false,
-        tls_group: TlsGroup {
+        tls_group: Some(TlsGroup {
             name: c"SecP384r1MLKEM1024",
             id: 0x11ED,
-        },
+        }),
+    },
+    Hybrid {
+        name: c"X448MLKEM1024",
+        ml_kem: 2,
+        curve: &X448,
+        ml_kem_first: true,
+        tls_group: None,
+    },
+    Hybrid {
+        name: c"curveSM2MLKEM768",
+        ml_kem: 1,
+        curve: &SM2,
+        ml_kem_first: false,
+        tls_group: Some(TlsGroup {
+            name: c"curveSM2MLKEM768",
+            id: 0x11EE,
+        }),
     },
 ];
 
+/// How many hybrids the provider knows.
+pub(crate) const HYBRID_COUNT: usize = 5;
+
+/// How many hybrids every OpenSSL 3 can run: those before curveSM2MLKEM768,
+/// the last of the table (the provider's tables are prefixes of it).
+pub(crate) const OPENSSL_3_HYBRIDS: usize = HYBRID_COUNT - 1;
+
 /// The hybrid groups, for keys to hold `&'static Hybrid`.
-pub(crate) static HYBRIDS: [Hybrid; 3] = HYBRID_TABLE;
+pub(crate) static HYBRIDS: [Hybrid; HYBRID_COUNT] = HYBRID_TABLE;
 
 /// A hybrid key's material: the ML-KEM half and the classical half, each
 /// parsed (or generated) once.
@@ -397,5 +431,47 @@ impl KeyParts for HybridParts {
             ss_x.copy_from_slice(&self.classical.derive(prov, &ephemeral)?);
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The provider's tables for OpenSSL 3 are a prefix of the full ones:
+    /// every hybrid OpenSSL 3 cannot run comes after those it can.
+    #[test]
+    fn openssl_3_hybrids_are_a_prefix() {
+        for (i, h) in HYBRIDS.iter().enumerate() {
+            assert_eq!(h.available_on(3), i < OPENSSL_3_HYBRIDS, "{}", h.name());
+            assert!(h.available_on(4), "{}", h.name());
+        }
+    }
+
+    /// Layouts as OpenSSL's `mlx` keymgmt (`hybrid_vtable` in
+    /// `mlx_kmgmt.c`): sizes of the classical half and the ML-KEM order.
+    #[test]
+    fn layouts_match_openssl() {
+        let expected = [
+            ("X25519MLKEM768", 32, 32, 32, true, 768, Some(0x11EC)),
+            ("SecP256r1MLKEM768", 65, 32, 32, false, 768, Some(0x11EB)),
+            ("SecP384r1MLKEM1024", 97, 48, 48, false, 1024, Some(0x11ED)),
+            ("X448MLKEM1024", 56, 56, 56, true, 1024, None),
+            ("curveSM2MLKEM768", 65, 32, 32, false, 768, Some(0x11EE)),
+        ];
+        for (h, (name, public, private, secret, first, set, id)) in HYBRIDS.iter().zip(expected) {
+            assert_eq!(h.name(), name);
+            let c = h.curve;
+            assert_eq!(
+                (c.public_len, c.private_len, c.secret_len),
+                (public, private, secret)
+            );
+            assert_eq!(h.ml_kem_first, first, "{name}");
+            assert_eq!([512, 768, 1024][h.ml_kem], set, "{name}");
+            assert_eq!(h.tls_group.as_ref().map(|g| g.id), id, "{name}");
+            if let Some(group) = &h.tls_group {
+                assert_eq!(group.name, h.name, "{name}");
+            }
+        }
     }
 }

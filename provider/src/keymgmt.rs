@@ -315,10 +315,12 @@ pub(crate) const ML_KEM_FUNCTIONS: [&[OSSL_DISPATCH]; 3] =
     [ml_kem_keymgmt!(0), ml_kem_keymgmt!(1), ml_kem_keymgmt!(2)];
 
 /// The keymgmt dispatch tables of the hybrid groups, in table order.
-pub(crate) const HYBRID_FUNCTIONS: [&[OSSL_DISPATCH]; 3] = [
+pub(crate) const HYBRID_FUNCTIONS: [&[OSSL_DISPATCH]; crate::hybrid::HYBRID_COUNT] = [
     keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 0>),
     keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 1>),
     keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 2>),
+    keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 3>),
+    keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 4>),
 ];
 
 #[cfg(test)]

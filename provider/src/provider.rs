@@ -18,7 +18,7 @@ use crate::ffi::sys::{
 };
 use crate::ffi::upcalls::{self, Instance};
 use crate::ffi::StaticTable;
-use crate::hybrid::{Hybrid, HYBRIDS, HYBRID_TABLE};
+use crate::hybrid::{Hybrid, HYBRIDS, HYBRID_COUNT, HYBRID_TABLE, OPENSSL_3_HYBRIDS};
 use crate::{decoder, encoder, kem, keymgmt};
 
 /// The provider's entry point, called by OpenSSL when it loads the module.
@@ -101,17 +101,24 @@ impl Provider for Mlkem {
         Ok(())
     }
 
-    fn query_operation(operation: u32) -> Option<&'static [OSSL_ALGORITHM]> {
+    fn query_operation(ctx: &ProvCtx, operation: u32) -> Option<&'static [OSSL_ALGORITHM]> {
+        let every_hybrid = HYBRIDS.iter().all(|h| h.available_on(ctx.core_major));
         match operation {
-            sys::OSSL_OP_KEYMGMT => Some(&KEYMGMT_ALGORITHMS.0),
-            sys::OSSL_OP_KEM => Some(&KEM_ALGORITHMS.0),
+            sys::OSSL_OP_KEYMGMT if every_hybrid => Some(&KEYMGMT_ALGORITHMS.0),
+            sys::OSSL_OP_KEYMGMT => Some(&KEYMGMT_ALGORITHMS_OPENSSL_3.0),
+            sys::OSSL_OP_KEM if every_hybrid => Some(&KEM_ALGORITHMS.0),
+            sys::OSSL_OP_KEM => Some(&KEM_ALGORITHMS_OPENSSL_3.0),
             sys::OSSL_OP_ENCODER => Some(&ENCODER_ALGORITHMS.0),
             sys::OSSL_OP_DECODER => Some(&DECODER_ALGORITHMS.0),
             _ => None,
         }
     }
 
-    fn capabilities(capability: &CStr, callback: ParamCallback<'_>) -> Result<c_int> {
+    fn capabilities(
+        ctx: &ProvCtx,
+        capability: &CStr,
+        callback: ParamCallback<'_>,
+    ) -> Result<c_int> {
         if !capability
             .to_bytes()
             .eq_ignore_ascii_case(names::CAPABILITY_TLS_GROUP.to_bytes())
@@ -123,7 +130,11 @@ impl Provider for Mlkem {
             .map(|alg| (&alg.tls_group, alg.name, alg.security_bits));
         let hybrids = HYBRIDS
             .iter()
-            .map(|h| (&h.tls_group, h.name, ML_KEM[h.ml_kem].security_bits));
+            .filter(|h| h.available_on(ctx.core_major))
+            .filter_map(|h| {
+                let group = h.tls_group.as_ref()?;
+                Some((group, h.name, ML_KEM[h.ml_kem].security_bits))
+            });
         for (group, algorithm, security_bits) in pure.chain(hybrids) {
             let id: c_uint = group.id;
             let security_bits: c_uint = security_bits;
@@ -206,31 +217,47 @@ const fn hybrid_entry(h: &Hybrid, implementation: &'static [OSSL_DISPATCH]) -> O
     }
 }
 
-/// The pure ML-KEM algorithms, then the hybrids.
-const fn with_hybrids(
+/// A keymgmt or KEM table: the pure ML-KEM algorithms, then the first
+/// `N - 4` hybrids, then the terminator.
+const fn with_hybrids<const N: usize>(
     pure: [&'static [OSSL_DISPATCH]; 3],
-    hybrid: [&'static [OSSL_DISPATCH]; 3],
-) -> [OSSL_ALGORITHM; 7] {
+    hybrid: [&'static [OSSL_DISPATCH]; HYBRID_COUNT],
+) -> [OSSL_ALGORITHM; N] {
     let pure = per_algorithm(pure);
-    [
-        pure[0],
-        pure[1],
-        pure[2],
-        hybrid_entry(&HYBRID_TABLE[0], hybrid[0]),
-        hybrid_entry(&HYBRID_TABLE[1], hybrid[1]),
-        hybrid_entry(&HYBRID_TABLE[2], hybrid[2]),
-        ALGORITHM_END,
-    ]
+    let mut out = [ALGORITHM_END; N];
+    let mut i = 0;
+    while i < 3 {
+        out[i] = pure[i];
+        i += 1;
+    }
+    while i < N - 1 {
+        out[i] = hybrid_entry(&HYBRID_TABLE[i - 3], hybrid[i - 3]);
+        i += 1;
+    }
+    out
 }
 
-static KEYMGMT_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 7]> = StaticTable(with_hybrids(
+/// Every hybrid (OpenSSL 4.0 and later).
+const ALL: usize = 3 + HYBRID_COUNT + 1;
+/// The hybrids every OpenSSL 3 can run.
+const OPENSSL_3: usize = 3 + OPENSSL_3_HYBRIDS + 1;
+
+static KEYMGMT_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; ALL]> = StaticTable(with_hybrids(
     keymgmt::ML_KEM_FUNCTIONS,
     keymgmt::HYBRID_FUNCTIONS,
 ));
-static KEM_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 7]> = StaticTable(with_hybrids(
+static KEYMGMT_ALGORITHMS_OPENSSL_3: StaticTable<[OSSL_ALGORITHM; OPENSSL_3]> = StaticTable(
+    with_hybrids(keymgmt::ML_KEM_FUNCTIONS, keymgmt::HYBRID_FUNCTIONS),
+);
+static KEM_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; ALL]> = StaticTable(with_hybrids(
     [kem::ML_KEM_FUNCTIONS; 3],
-    [kem::HYBRID_FUNCTIONS; 3],
+    [kem::HYBRID_FUNCTIONS; HYBRID_COUNT],
 ));
+static KEM_ALGORITHMS_OPENSSL_3: StaticTable<[OSSL_ALGORITHM; OPENSSL_3]> =
+    StaticTable(with_hybrids(
+        [kem::ML_KEM_FUNCTIONS; 3],
+        [kem::HYBRID_FUNCTIONS; HYBRID_COUNT],
+    ));
 static ENCODER_ALGORITHMS: StaticTable<[OSSL_ALGORITHM; 22]> = StaticTable({
     let mut out = [ALGORITHM_END; 22];
     let mut i = 0;

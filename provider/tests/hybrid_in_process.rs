@@ -1,7 +1,8 @@
 //! In-process tests of the hybrid KEMs (X25519MLKEM768, SecP256r1MLKEM768,
-//! SecP384r1MLKEM1024): the provider loaded into a fresh `OSSL_LIB_CTX` of
-//! this process's libcrypto (the system OpenSSL 3.0, which has X25519 and EC
-//! but no ML-KEM, so every hybrid operation here is the provider's) and
+//! SecP384r1MLKEM1024, X448MLKEM1024): the provider loaded into a fresh
+//! `OSSL_LIB_CTX` of this process's libcrypto (the system OpenSSL 3.0, which
+//! has X25519, X448 and EC but no ML-KEM, so every hybrid operation here is
+//! the provider's) and
 //! driven through EVP (the wrappers of `common::evp`).
 //!
 //! The reference for each value is independent of the provider: kem-core
@@ -9,8 +10,11 @@
 //! context for the X25519 / ECDH half (never the test's context, whose
 //! providers are under test).
 //!
+//! curveSM2MLKEM768 needs OpenSSL 4.0's `curveSM2` key type, which 3.0
+//! lacks: `tls.rs` tests it against OpenSSL 4.0.
+//!
 //! Layouts (draft-ietf-tls-ecdhe-mlkem, as OpenSSL 3.5 names them): for
-//! X25519MLKEM768 the ML-KEM part comes first, for the two EC groups the
+//! X25519MLKEM768 and X448MLKEM1024 the ML-KEM part comes first, for the two EC groups the
 //! uncompressed point comes first; public keys, ciphertexts, shared secrets
 //! and private keys (expanded dk, then the raw X25519 key or the big-endian
 //! EC scalar, in the same order) all follow the group's order.
@@ -75,6 +79,7 @@ enum MlKem {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Classical {
     X25519,
+    X448,
     P256,
     P384,
 }
@@ -104,7 +109,7 @@ struct Hybrid {
     security_bits: c_int,
 }
 
-const HYBRIDS: [Hybrid; 3] = [
+const HYBRIDS: [Hybrid; 4] = [
     Hybrid {
         name: "X25519MLKEM768",
         ml_kem: MlKem::K768,
@@ -156,6 +161,24 @@ const HYBRIDS: [Hybrid; 3] = [
         ct_len: 1665,
         secret_len: 80,
         priv_len: 3216,
+        bits: 1024,
+        security_bits: 256,
+    },
+    Hybrid {
+        name: "X448MLKEM1024",
+        ml_kem: MlKem::K1024,
+        classical: Classical::X448,
+        ml_kem_first: true,
+        ek_len: 1568,
+        dk_len: 3168,
+        ml_ct_len: 1568,
+        x_pub_len: 56,
+        x_priv_len: 56,
+        x_secret_len: 56,
+        pub_len: 1624,
+        ct_len: 1624,
+        secret_len: 88,
+        priv_len: 3224,
         bits: 1024,
         security_bits: 256,
     },
@@ -273,17 +296,26 @@ fn ec_group(c: Classical) -> EcGroup {
     let nid = match c {
         Classical::P256 => Nid::X9_62_PRIME256V1,
         Classical::P384 => Nid::SECP384R1,
-        Classical::X25519 => unreachable!("X25519 is not an EC group"),
+        Classical::X25519 | Classical::X448 => unreachable!("{c:?} is not an EC group"),
     };
     EcGroup::from_curve_name(nid).expect("EC group")
 }
 
 /// The classical private key as an `openssl` key (the EC public point is
 /// recomputed from the scalar, not taken from the provider).
+/// The `openssl` key type of a Montgomery curve.
+fn ecx_id(c: Classical) -> Id {
+    match c {
+        Classical::X25519 => Id::X25519,
+        Classical::X448 => Id::X448,
+        Classical::P256 | Classical::P384 => unreachable!("{c:?} is an EC group"),
+    }
+}
+
 fn x_private_key(c: Classical, private: &[u8]) -> PKey<Private> {
     match c {
-        Classical::X25519 => {
-            PKey::private_key_from_raw_bytes(private, Id::X25519).expect("raw X25519 key")
+        Classical::X25519 | Classical::X448 => {
+            PKey::private_key_from_raw_bytes(private, ecx_id(c)).expect("raw X25519/X448 key")
         }
         Classical::P256 | Classical::P384 => {
             let group = ec_group(c);
@@ -305,7 +337,7 @@ fn x_private_key(c: Classical, private: &[u8]) -> PKey<Private> {
 fn x_public_of_private(c: Classical, private: &[u8]) -> Vec<u8> {
     let key = x_private_key(c, private);
     match c {
-        Classical::X25519 => key.raw_public_key().expect("raw X25519 public key"),
+        Classical::X25519 | Classical::X448 => key.raw_public_key().expect("raw public key"),
         Classical::P256 | Classical::P384 => {
             let group = ec_group(c);
             let mut ctx = BigNumContext::new().expect("BN_CTX");
@@ -321,7 +353,9 @@ fn x_public_of_private(c: Classical, private: &[u8]) -> Vec<u8> {
 /// Parses an encoded classical public key; `None` where OpenSSL rejects it.
 fn x_public_key(c: Classical, public: &[u8]) -> Option<PKey<Public>> {
     match c {
-        Classical::X25519 => PKey::public_key_from_raw_bytes(public, Id::X25519).ok(),
+        Classical::X25519 | Classical::X448 => {
+            PKey::public_key_from_raw_bytes(public, ecx_id(c)).ok()
+        }
         Classical::P256 | Classical::P384 => {
             let group = ec_group(c);
             let mut ctx = BigNumContext::new().expect("BN_CTX");
@@ -346,8 +380,12 @@ fn x_derive(c: Classical, private: &[u8], peer: &[u8]) -> Option<Vec<u8>> {
 /// A fresh classical key pair: (private, encoded public).
 fn x_generate(c: Classical) -> (Vec<u8>, Vec<u8>) {
     match c {
-        Classical::X25519 => {
-            let key = PKey::generate_x25519().expect("X25519 keygen");
+        Classical::X25519 | Classical::X448 => {
+            let key = if c == Classical::X25519 {
+                PKey::generate_x25519().expect("X25519 keygen")
+            } else {
+                PKey::generate_x448().expect("X448 keygen")
+            };
             (
                 key.raw_private_key().expect("raw private"),
                 key.raw_public_key().expect("raw public"),
@@ -366,6 +404,14 @@ fn x_generate(c: Classical) -> (Vec<u8>, Vec<u8>) {
             (private, public)
         }
     }
+}
+
+/// Low-order u-coordinates of X25519 or X448 (`len` bytes): 0 and 1, with
+/// which the shared secret is zero.
+fn low_order_points(len: usize) -> Vec<Vec<u8>> {
+    let mut one = vec![0u8; len];
+    one[0] = 1;
+    vec![vec![0u8; len], one]
 }
 
 /// A copy of an uncompressed EC point with its y coordinate's lowest bit
@@ -487,7 +533,7 @@ fn keygen_sizes_parameters_and_round_trip_every_hybrid() {
         assert_bytes_ne!(other_x, pub_x, "{} repeated classical key", h.name);
 
         // The EC points are uncompressed.
-        if h.classical != Classical::X25519 {
+        if matches!(h.classical, Classical::P256 | Classical::P384) {
             assert_eq!(pub_x[0], 0x04, "{} public point form", h.name);
             assert_eq!(ct_x[0], 0x04, "{} ephemeral point form", h.name);
         }
@@ -714,20 +760,18 @@ fn corrupted_peer_public_keys_are_rejected() {
                         .assert_reason("invalid key", Some(curve));
                 }
             }
-            Classical::X25519 => {
-                // Every 32-byte string is an X25519 u-coordinate, so taking
-                // an all-zero (low-order) key may be deferred to the key
-                // agreement, which must then fail: X25519 with it is zero,
-                // which OpenSSL rejects (checked here on its own first).
-                let (own_priv, _) = x_generate(Classical::X25519);
-                for low_order in [[0u8; 32], {
-                    let mut one = [0u8; 32];
-                    one[0] = 1;
-                    one
-                }] {
+            Classical::X25519 | Classical::X448 => {
+                // Every 32-byte (56-byte) string is an X25519 (X448)
+                // u-coordinate, so taking an all-zero (low-order) key may be
+                // deferred to the key agreement, which must then fail: the
+                // result is zero, which OpenSSL rejects (checked here on its
+                // own first).
+                let curve = format!("{:?}", h.classical);
+                let (own_priv, _) = x_generate(h.classical);
+                for low_order in low_order_points(h.x_pub_len) {
                     assert!(
-                        x_derive(Classical::X25519, &own_priv, &low_order).is_none(),
-                        "OpenSSL's X25519 accepts low-order point {}",
+                        x_derive(h.classical, &own_priv, &low_order).is_none(),
+                        "OpenSSL's {curve} accepts low-order point {}",
                         hex(&low_order)
                     );
                     let (ek, _) = h.split_pub(&good);
@@ -739,11 +783,14 @@ fn corrupted_peer_public_keys_are_rejected() {
                             let enc = lib.encapsulator(&peer, None);
                             enc.try_encapsulate_into(h.ct_len, h.secret_len)
                                 .must_fail(&format!(
-                                    "{}: encapsulated to low-order X25519 key {}",
+                                    "{}: encapsulated to low-order {curve} key {}",
                                     h.name,
                                     hex(&low_order)
                                 ))
-                                .assert_reason("invalid key", Some("X25519 key agreement failed"));
+                                .assert_reason(
+                                    "invalid key",
+                                    Some(&format!("{curve} key agreement failed")),
+                                );
                         }
                     }
                 }
@@ -779,14 +826,10 @@ fn corrupted_classical_ciphertext_fails_cleanly() {
         let (ct_m, ct_x) = h.split_ct(&ct);
 
         let (bad_parts, reason_detail): (Vec<Vec<u8>>, String) = match h.classical {
-            Classical::X25519 => {
-                let mut one = vec![0u8; 32];
-                one[0] = 1;
-                (
-                    vec![vec![0u8; 32], one],
-                    "X25519 key agreement failed".to_owned(),
-                )
-            }
+            Classical::X25519 | Classical::X448 => (
+                low_order_points(h.x_pub_len),
+                format!("{:?} key agreement failed", h.classical),
+            ),
             Classical::P256 | Classical::P384 => {
                 let curve = if h.classical == Classical::P256 {
                     "P-256"
@@ -1094,7 +1137,10 @@ fn import_with_mismatched_public_key_is_not_inconsistent() {
 fn ec_points_must_be_uncompressed() {
     let lib = Lib::new();
     let mut problems = Vec::new();
-    for h in HYBRIDS.iter().filter(|h| h.classical != Classical::X25519) {
+    for h in HYBRIDS
+        .iter()
+        .filter(|h| matches!(h.classical, Classical::P256 | Classical::P384))
+    {
         let key = lib.keygen(h.name, None);
         let public = key.encoded_public();
         let to_hybrid_form = |point: &[u8]| {

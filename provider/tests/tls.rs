@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{natives, openssl_35, scratch, system, OpenSsl};
+use common::{matrix, natives, openssl_35, openssl_40, scratch, system, OpenSsl};
 
 /// How a side of the connection loads ML-KEM.
 #[derive(Clone, Copy, Debug)]
@@ -229,6 +229,69 @@ fn hybrid_groups_against_each_native_openssl() {
                     );
                 }
             }
+        }
+    }
+}
+
+/// OpenSSL 4.0's curveSM2MLKEM768 (0x11EE, the uncompressed SM2 point
+/// first): offered where the loading OpenSSL has the `curveSM2` key type for
+/// its ECDH half (4.0), and checked there against 4.0's own both ways.
+#[test]
+fn curve_sm2_hybrid_against_openssl_4() {
+    let Some(native) = openssl_40() else {
+        return;
+    };
+    let group = "curveSM2MLKEM768";
+    for (server, client_side) in [
+        (Side::Ours, Side::Ours),
+        (Side::Native, Side::Ours),
+        (Side::Ours, Side::Native),
+    ] {
+        let text = handshake((&native, server), (&native, client_side), group);
+        assert!(
+            text.contains(&format!("Negotiated TLS1.3 group: {group}")),
+            "{group}: {server:?}/{client_side:?}:\n{text}"
+        );
+    }
+}
+
+/// Which hybrids each OpenSSL of the matrix gets from us: X448MLKEM1024 (a
+/// KEM, no TLS group) everywhere; curveSM2MLKEM768 only on 4.0, whose EVP
+/// has `curveSM2` (OpenSSL 3's EC keymgmt refuses the SM2 curve), so before
+/// 4.0 neither the KEM nor the TLS group is listed, and `-groups` refuses it.
+#[test]
+fn curve_sm2_hybrid_is_offered_only_where_evp_has_the_curve() {
+    for ssl in matrix() {
+        let dir = scratch(&format!("tls-sm2-offer-{}", ssl.series));
+        let mut cmd = ssl.command(&dir);
+        configure(&mut cmd, Side::Ours);
+        let out = cmd
+            .args(["list", "-kem-algorithms"])
+            .output()
+            .expect("openssl list");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}: list failed:\n{text}", ssl.series);
+        let offers = |name: &str| text.lines().any(|l| l.trim() == format!("{name} @ mlkem"));
+        assert!(offers("X448MLKEM1024"), "{}:\n{text}", ssl.series);
+        let on_4 = ssl.series.starts_with('4');
+        assert_eq!(offers("curveSM2MLKEM768"), on_4, "{}:\n{text}", ssl.series);
+        if !on_4 {
+            // Refused while the options are read, before any connection.
+            let mut cmd = ssl.command(&dir);
+            configure(&mut cmd, Side::Ours);
+            let out = cmd
+                .args(["s_client", "-connect", "127.0.0.1:1", "-tls1_3"])
+                .args(["-groups", "curveSM2MLKEM768"])
+                .stdin(Stdio::null())
+                .output()
+                .expect("s_client");
+            let text = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success(),
+                "{}: group taken:\n{text}",
+                ssl.series
+            );
+            assert!(text.contains("-groups"), "{}:\n{text}", ssl.series);
         }
     }
 }

@@ -29,12 +29,16 @@ pub(crate) trait Provider: 'static {
     fn init(instance: Instance, core: &Core) -> Result<Self::Ctx>;
     /// Answers the provider parameters asked for.
     fn get_params(params: &mut ParamsMut<'_>) -> Result<()>;
-    /// The algorithms of an operation, terminated by an empty entry, or
-    /// `None` for an operation the provider does not serve.
-    fn query_operation(operation: u32) -> Option<&'static [OSSL_ALGORITHM]>;
-    /// Reports `capability` to `callback`, once per item (TLS groups); the
-    /// callback's failure stops the report with 0.
-    fn capabilities(capability: &CStr, callback: ParamCallback<'_>) -> Result<c_int>;
+    /// The algorithms of an operation on this instance, terminated by an
+    /// empty entry, or `None` for an operation the provider does not serve.
+    fn query_operation(ctx: &Self::Ctx, operation: u32) -> Option<&'static [OSSL_ALGORITHM]>;
+    /// Reports `capability` of this instance to `callback`, once per item
+    /// (TLS groups); the callback's failure stops the report with 0.
+    fn capabilities(
+        ctx: &Self::Ctx,
+        capability: &CStr,
+        callback: ParamCallback<'_>,
+    ) -> Result<c_int>;
 }
 
 /// What `OSSL_provider_init` got from the core, for setting up an instance.
@@ -131,7 +135,7 @@ pub(crate) unsafe extern "C" fn get_params<T: Provider>(
 
 /// `OSSL_FUNC_provider_query_operation`.
 pub(crate) unsafe extern "C" fn query_operation<T: Provider>(
-    _provctx: *mut c_void,
+    provctx: *mut c_void,
     operation_id: c_int,
     no_cache: *mut c_int,
 ) -> *const OSSL_ALGORITHM {
@@ -140,29 +144,32 @@ pub(crate) unsafe extern "C" fn query_operation<T: Provider>(
             // SAFETY: non-NULL out-pointer from the core.
             unsafe { *no_cache = 0 };
         }
+        // SAFETY: the core passes the `provctx` init returned.
+        let ctx = unsafe { provider_context::<T::Ctx>(provctx)? };
         let operation = u32::try_from(operation_id).unwrap_or(0);
-        Ok(T::query_operation(operation).map_or(core::ptr::null(), <[_]>::as_ptr))
+        Ok(T::query_operation(ctx, operation).map_or(core::ptr::null(), <[_]>::as_ptr))
     })
 }
 
 /// `OSSL_FUNC_provider_get_capabilities`.
 pub(crate) unsafe extern "C" fn get_capabilities<T: Provider>(
-    _provctx: *mut c_void,
+    provctx: *mut c_void,
     capability: *const c_char,
     callback: OSSL_CALLBACK,
     arg: *mut c_void,
 ) -> c_int {
     guard(c"get_capabilities", || {
         non_null(capability, "capability name")?;
-        // SAFETY: the core passes a NUL-terminated name, and a callback
-        // with the argument it expects.
-        let (capability, callback) = unsafe {
+        // SAFETY: the core passes the `provctx` init returned, a
+        // NUL-terminated name, and a callback with the argument it expects.
+        let (ctx, capability, callback) = unsafe {
             (
+                provider_context::<T::Ctx>(provctx)?,
                 CStr::from_ptr(capability),
                 ParamCallback::new(callback, arg)?,
             )
         };
-        T::capabilities(capability, callback)
+        T::capabilities(ctx, capability, callback)
     })
 }
 
