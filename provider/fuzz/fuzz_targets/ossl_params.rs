@@ -13,8 +13,8 @@
 //! Input layout (bytes past the end read as zero):
 //!
 //! ```text
-//! algorithm  u8   % 6: ML-KEM-512/768/1024, X25519MLKEM768,
-//!                 SecP256r1MLKEM768, SecP384r1MLKEM1024
+//! algorithm  u8   % 7: ML-KEM-512/768/1024, X25519MLKEM768,
+//!                 SecP256r1MLKEM768, SecP384r1MLKEM1024, X448MLKEM1024
 //! source     u8   % 3: import (fromdata), keygen, paramgen (an empty key)
 //! selection  u8   the import's selection (see `selection`)
 //! create     list import params, or the generation context's params
@@ -88,13 +88,14 @@ const OSSL_PARAM_UTF8_PTR: c_uint = 6;
 const OSSL_PARAM_OCTET_PTR: c_uint = 7;
 
 /// The algorithms the provider serves.
-const ALGORITHMS: [&CStr; 6] = [
+const ALGORITHMS: [&CStr; 7] = [
     c"ML-KEM-512",
     c"ML-KEM-768",
     c"ML-KEM-1024",
     c"X25519MLKEM768",
     c"SecP256r1MLKEM768",
     c"SecP384r1MLKEM1024",
+    c"X448MLKEM1024",
 ];
 
 /// Every parameter name the provider reads or writes on keys, generation
