@@ -10,15 +10,15 @@
 #   scripts/deploy-test.sh
 #
 # Needs root (dpkg -i, apt-get install nginx). Outside CI it skips, with a
-# reason, when not root; with CI=true that fails. OpenSSL 3.5 comes from
+# reason, when not root; under CI (scripts/common.sh) that fails. OpenSSL 3.5 comes from
 # scripts/build-openssl.sh (built if missing, unless
 # MLKEM_SKIP_OPENSSL_BUILD=1, when its part is skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/common.sh
 
 log() { echo "deploy-test: $*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
-in_ci() { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }
 
 if [ "$(id -u)" -ne 0 ]; then
     in_ci && fail "needs root (dpkg -i, apt-get)"

@@ -6,6 +6,7 @@
 # Rust toolchain (rustup's stable; Debian's rustc is too old).
 # Sourced by the other scripts; safe to run again.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 need_packages=()
 for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq; do

@@ -10,8 +10,9 @@
 # time). Set MLKEM_SKIP_OPENSSL_BUILD=1 to test with what is already built.
 #
 # Vectors are read from ../shared/vectors (or $MLKEM_VECTORS_DIR). Outside CI,
-# missing vectors and OpenSSL builds are skipped with a printed reason; with
-# CI=true they fail.
+# missing vectors and OpenSSL builds are skipped with a printed reason; under
+# CI (CI=true or 1: in_ci in scripts/common.sh, test_tools::ci in Rust) they
+# fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -46,7 +47,7 @@ cargo test --release -q -p test-tools --features profiling --bin report
 
 echo "== AArch64 under qemu: kem-core (portable, neon; with and without SHA-3) and the provider"
 # CI installs the toolchain (see scripts/aarch64.sh); elsewhere it is optional.
-if command -v qemu-aarch64 >/dev/null || [ "${CI:-}" = true ]; then
+if command -v qemu-aarch64 >/dev/null || in_ci; then
     MLKEM_HOST_PROVIDER_DIR="$provider_dir" bash scripts/aarch64.sh
 else
     echo "skipped: no qemu-aarch64 (install the packages listed in scripts/aarch64.sh)"

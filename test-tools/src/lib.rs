@@ -2,6 +2,7 @@
 //! ([`measure`], timed with [`timer`]), its one renderer ([`table`]), the
 //! command-line conventions ([`cli`]), machine facts ([`system_info`]), and
 //! the pieces particular tools build on.
+pub mod ci;
 pub mod cli;
 pub mod comparison;
 pub mod elf_segments;

@@ -4,7 +4,8 @@
 //!
 //! The vector directory is `$MLKEM_VECTORS_DIR`, or else
 //! `<CARGO_MANIFEST_DIR>/../../shared/vectors`. Missing files are skipped
-//! with a message, except under `CI=true`, where they fail the test.
+//! with a message, except under CI (`CI=true` or `1`, see
+//! `test_tools::ci`), where they fail the test.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -27,8 +28,8 @@ fn read_vector_file(relative: &str) -> Option<String> {
         Ok(text) => Some(text),
         Err(err) => {
             let reason = format!("cannot read {}: {err}", path.display());
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{reason} (required when CI=true; set MLKEM_VECTORS_DIR)");
+            if test_tools::ci::running_in_ci() {
+                panic!("{reason} (required under CI, CI=true or 1; set MLKEM_VECTORS_DIR)");
             }
             eprintln!("skipping: {reason}");
             None

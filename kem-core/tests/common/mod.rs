@@ -34,10 +34,12 @@ fn vectors_dir() -> PathBuf {
     }
 }
 
-/// Whether we run under CI (`CI=true`), where missing vectors are a failure.
-fn in_ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
+// The workspace's one rule for "running in CI" (`CI` is `true` or `1`),
+// where missing vectors are a failure.
+#[path = "../../../test-tools/src/ci.rs"]
+#[allow(dead_code)]
+mod ci;
+use ci::running_in_ci as in_ci;
 
 /// Resolves vector files relative to the vector directory. If the directory
 /// or any file is missing: under CI, panics with the path; otherwise prints
@@ -59,7 +61,7 @@ pub fn vector_files(relative: &[&str]) -> Option<Vec<PathBuf>> {
     let list: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
     if in_ci() {
         panic!(
-            "test vectors missing (required because CI=true): {}",
+            "test vectors missing (required under CI, CI=true or 1): {}",
             list.join(", ")
         );
     }

@@ -101,9 +101,11 @@ fn cached(series: &'static str) -> Option<OpenSsl> {
     })
 }
 
-fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
+// The workspace's one rule for "running in CI" (`CI` is `true` or `1`).
+#[path = "../../../test-tools/src/ci.rs"]
+#[allow(dead_code)]
+mod ci;
+use ci::running_in_ci as required;
 
 /// The system's OpenSSL (3.0 on Debian 12).
 pub fn system() -> OpenSsl {
