@@ -7,9 +7,14 @@
 //! - `MLKEM_SCALE_THREADS` (default 8): threads sharing the key;
 //! - `MLKEM_SCALE_ROUNDS` (default 1,000; 100 in a debug build):
 //!   encapsulate + decapsulate pairs per thread (the long form uses 10,000);
-//! - `MLKEM_SCALE_MIN_SPEEDUP` (unset by default): when set (the long form
-//!   uses 1.6), two threads on the shared key must reach at least this
-//!   multiple of one thread's throughput. The figures are printed either way.
+//! - `MLKEM_SCALE_MIN_SPEEDUP` (default 1.2; the long form uses 1.6): two
+//!   threads on the shared key must reach at least this multiple of one
+//!   thread's throughput. 1.2 is a bar CI meets on a shared two-core
+//!   machine: a provider serialised behind one lock stays at or below 1.0,
+//!   and when other processes keep the CPUs busy a fair scheduler still
+//!   gives two threads a larger share than one (with k other busy threads
+//!   on two CPUs, 4/(k+2) against 2/(k+1) CPUs: at least 1.33x). On a
+//!   machine with a single CPU the comparison is printed, not asserted.
 //!
 //! Two threads scale only if nothing in the provider (or in the test's own
 //! helpers) serialises the operations behind one lock. Each run also
@@ -46,11 +51,17 @@ fn env_count(name: &str, default: usize) -> usize {
     }
 }
 
-/// `MLKEM_SCALE_MIN_SPEEDUP`, if set.
-fn min_speedup() -> Option<f64> {
-    let text = std::env::var("MLKEM_SCALE_MIN_SPEEDUP").ok()?;
+/// The speed-up two threads must reach when `MLKEM_SCALE_MIN_SPEEDUP` is
+/// not set (see the module documentation).
+const DEFAULT_MIN_SPEEDUP: f64 = 1.2;
+
+/// `MLKEM_SCALE_MIN_SPEEDUP`, or [`DEFAULT_MIN_SPEEDUP`].
+fn min_speedup() -> f64 {
+    let Ok(text) = std::env::var("MLKEM_SCALE_MIN_SPEEDUP") else {
+        return DEFAULT_MIN_SPEEDUP;
+    };
     match text.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 => Some(x),
+        Ok(x) if x > 0.0 => x,
         _ => panic!("MLKEM_SCALE_MIN_SPEEDUP={text:?} is not a positive number"),
     }
 }
@@ -259,7 +270,8 @@ fn two_threads_outrun_one_on_the_same_key() {
     run(&lib, &key, 2, total / 10 + 2);
 
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let attempts = if required.is_some() { ATTEMPTS } else { 1 };
+    // One CPU cannot run two threads at once: measure, do not assert.
+    let attempts = if cpus >= 2 { ATTEMPTS } else { 1 };
     for attempt in 1..=attempts {
         let c = compare(&lib, &key, total, attempt);
         let speedup = c.two / c.one;
@@ -269,9 +281,10 @@ fn two_threads_outrun_one_on_the_same_key() {
              CPUs)",
             c.one, c.two, c.others
         );
-        let Some(required) = required else {
+        if cpus < 2 {
+            println!("throughput: one CPU, so the {required}x bar is not asserted");
             return;
-        };
+        }
         if speedup >= required {
             return;
         }
