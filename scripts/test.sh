@@ -41,7 +41,15 @@ provider_dir=$(bash scripts/build-provider.sh | tail -1)
 echo "built $provider_dir/mlkem.so"
 
 echo "== cargo test (release)"
-cargo test --release --workspace
+# Every backend the CPU has must run in each kem-core backend test
+# (scripts/backends.sh): a lost backend fails instead of skipping.
+source scripts/backends.sh
+cpu_backends=$(cpu_backends)
+backend_log=$(mktemp)
+MLKEM_EXPECT_BACKENDS=$cpu_backends MLKEM_BACKEND_LOG=$backend_log cargo test --release --workspace
+check_backends_exercised "$backend_log" "$cpu_backends" \
+    vectors accumulated properties differential backend_selection stack_usage
+rm -f "$backend_log"
 # The report needs kem-core's profiling counters (off in the build above).
 cargo test --release -q -p test-tools --features profiling --bin report
 

@@ -4,11 +4,12 @@
 //! (from cached and from parsed keys), and decapsulations of the valid
 //! ciphertext, of a copy with one random bit flipped, and of random bytes.
 
+mod backends;
 mod libtest_tests;
 
 use kem_core::{
-    available_backends, with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey,
-    MlKem1024, MlKem512, MlKem768, ParameterSet,
+    with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512,
+    MlKem768, ParameterSet,
 };
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
@@ -62,11 +63,9 @@ fn run_case<P: ParameterSet>(seed: &[u8], m: &[u8; 32], flip: usize, random_ct: 
 }
 
 fn compare_backends<P: ParameterSet>() {
-    let backends = available_backends();
-    if backends.len() < 2 {
-        eprintln!("skipped: only the portable backend runs on this CPU");
-        return;
-    }
+    // On a CPU with portable alone this compares portable with itself:
+    // MLKEM_EXPECT_BACKENDS (set by CI) says whether that is all it has.
+    let backends = backends::backends_to_exercise();
     let mut stream = Shake128::default().chain(P::NAME.as_bytes()).finalize_xof();
     let mut seed = [0u8; 64];
     let mut m = [0u8; 32];
@@ -93,6 +92,7 @@ fn compare_backends<P: ParameterSet>() {
             );
         }
     }
+    backends.into_iter().for_each(backends::record_exercised);
 }
 
 pub fn every_backend_matches_portable_ml_kem_512() {
