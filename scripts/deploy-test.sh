@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
+source scripts/nginx.sh
 
 log() { echo "deploy-test: $*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
@@ -27,11 +28,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 work=$(mktemp -d)
-nginx_pid=""
 cleanup() {
-    if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true
-    fi
+    nginx_stop || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -94,44 +92,9 @@ log "ok: system-wide through .include /etc/ssl/mlkem-provider.cnf"
 
 # ---------------------------------------------------------------- nginx
 service_conf=/usr/share/mlkem-provider/openssl-service.cnf
-mkdir -p "$work/nginx/logs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -subj /CN=localhost -keyout "$work/nginx/key.pem" -out "$work/nginx/cert.pem" 2>/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 groups="X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024 MLKEM512 MLKEM768 MLKEM1024"
-cat >"$work/nginx/nginx.conf" <<EOF
-daemon on;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log notice;
-worker_processes 2;
-events { worker_connections 64; }
-http {
-    access_log $work/nginx/logs/access.log;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    server {
-        listen 127.0.0.1:$port ssl;
-        server_name localhost;
-        ssl_certificate $work/nginx/cert.pem;
-        ssl_certificate_key $work/nginx/key.pem;
-        ssl_protocols TLSv1.3;
-        ssl_ecdh_curve ${groups// /:}:X25519;
-        # The group as nginx sees it (on OpenSSL 3.0: the code point of a
-        # provider's group, e.g. 0x11ec for X25519MLKEM768).
-        location / { return 200 "\$ssl_protocol \$ssl_curve\n"; }
-    }
-}
-EOF
-OPENSSL_CONF=$service_conf nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" ||
-    fail "nginx did not start; $(cat "$work/nginx/logs/error.log" 2>/dev/null)"
-for _ in $(seq 50); do
-    [ -s "$work/nginx/nginx.pid" ] && break
-    sleep 0.1
-done
-nginx_pid=$(cat "$work/nginx/nginx.pid")
+OPENSSL_CONF=$service_conf nginx_start "$work/nginx" "${groups// /:}:X25519" || fail "nginx did not start"
+port=$nginx_port
 log "nginx $(nginx -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port (pid $nginx_pid), OPENSSL_CONF=$service_conf"
 
 # TLS 1.3 code points (IANA): what nginx's $ssl_curve shows on OpenSSL 3.0.
@@ -176,14 +139,8 @@ got=$(curl -sS --cacert "$work/nginx/cert.pem" --curves X25519 "https://localhos
 [ "$got" = "TLSv1.3 X25519" ] || fail "curl --curves X25519: nginx reports '$got'"
 results+=("curl (no provider) X25519: $got")
 
-kill -QUIT "$nginx_pid"
-for _ in $(seq 50); do
-    kill -0 "$nginx_pid" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$nginx_pid" 2>/dev/null && fail "nginx did not stop"
-nginx_pid=""
-if grep -E '\[(emerg|alert|crit|error)\]' "$work/nginx/logs/error.log" >&2; then
+nginx_stop || fail "nginx did not stop"
+if nginx_log_problems "$work/nginx" >&2; then
     fail "nginx's error log has the errors above"
 fi
 printf '  %s\n' "${results[@]}" >&2

@@ -86,3 +86,6 @@ bash scripts/valgrind-cli.sh "$provider_dir"
 
 echo "== the Debian package and the deployment guide: install, nginx + curl + OpenSSL 3.5 over every group, remove"
 bash scripts/deploy-test.sh
+
+echo "== nginx under load, short: 2,000 full handshakes per group (scripts/nginx-soak.sh runs 100,000)"
+bash scripts/nginx-soak.sh --handshakes 2000

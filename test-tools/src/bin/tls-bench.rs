@@ -13,15 +13,24 @@
 //! bash scripts/build-provider.sh
 //! cargo run --release -p test-tools --bin tls-bench -- --seconds 1 --rounds 1
 //! ```
+//!
+//! With `--connect HOST:PORT` it is instead the client of a real server
+//! (`scripts/nginx-soak.sh` runs it against nginx): N connections in flight
+//! over TCP, each a full TLS 1.3 handshake and an HTTP/1.0 `GET /`.
 
 use std::ffi::{c_int, c_long, CStr, CString};
+use std::io::{Read, Write};
 use std::marker::PhantomData;
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use foreign_types_shared::ForeignTypeRef;
 use openssl::asn1::Asn1Time;
 use openssl::bn::BigNum;
 use openssl::ec::{EcGroup, EcKey};
@@ -29,7 +38,7 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private};
 use openssl::ssl::{
-    SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
+    Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode, SslVerifyMode,
     SslVersion,
 };
 use openssl::x509::{X509Name, X509};
@@ -121,6 +130,15 @@ struct Args {
     /// One short round, for a smoke run
     #[arg(long)]
     quick: bool,
+    /// Be the client of the TLS server at HOST:PORT instead (one round per
+    /// group: full handshakes, each followed by an HTTP/1.0 GET /, with
+    /// --in-flight connections at a time; failures are counted and fail the
+    /// run at the end)
+    #[arg(long, value_name = "HOST:PORT")]
+    connect: Option<String>,
+    /// Connections in flight with --connect (one thread each)
+    #[arg(long, value_name = "N", value_parser = positive, default_value_t = 8, requires = "connect")]
+    in_flight: usize,
     #[command(flatten)]
     files: Files,
 }
@@ -287,8 +305,8 @@ impl Identity {
 
 /// An `SSL_CTX` made in a [`Library`]'s context (which must outlive it).
 struct TlsContext<'l> {
-    /// Owns the `SSL_CTX` (frees it when dropped); only held.
-    _owner: SslContext,
+    /// Owns the `SSL_CTX` (frees it when dropped).
+    owner: SslContext,
     /// The same `SSL_CTX`, valid while `ctx` lives.
     raw: NonNull<ffi::SSL_CTX>,
     _library: PhantomData<&'l Library>,
@@ -355,7 +373,7 @@ impl<'l> TlsContext<'l> {
             None => builder.set_verify(SslVerifyMode::NONE),
         }
         Ok(TlsContext {
-            _owner: builder.build(),
+            owner: builder.build(),
             raw,
             _library: PhantomData,
         })
@@ -385,7 +403,7 @@ enum Step<T> {
 
 impl<'c> Connection<'c> {
     fn new(context: &'c TlsContext<'_>, side: &'static str) -> Result<Connection<'c>, String> {
-        // SAFETY: a live SSL_CTX: `context._owner` owns `context.raw`, and the
+        // SAFETY: a live SSL_CTX: `context.owner` owns `context.raw`, and the
         // borrow of `context` ('c) keeps it alive while this connection
         // lives (an SSL also holds a reference to its SSL_CTX).
         let ssl = unsafe { ffi::SSL_new(context.raw.as_ptr()) };
@@ -479,16 +497,15 @@ impl<'c> Connection<'c> {
     /// `SSL_get_negotiated_group`: a NID, or [`TLSEXT_NID_UNKNOWN`] | code
     /// point for a group without one.
     fn negotiated_group(&self) -> c_long {
-        // SAFETY: a live SSL; this control reads state and takes no pointer.
-        unsafe {
-            ffi::SSL_ctrl(
-                self.ssl.as_ptr(),
-                SSL_CTRL_GET_NEGOTIATED_GROUP,
-                0,
-                ptr::null_mut(),
-            )
-        }
+        negotiated_group(self.ssl.as_ptr())
     }
+}
+
+/// `SSL_get_negotiated_group` of a live `ssl`.
+fn negotiated_group(ssl: *mut ffi::SSL) -> c_long {
+    // SAFETY: the caller's live SSL; this control reads state and takes no
+    // pointer.
+    unsafe { ffi::SSL_ctrl(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP, 0, ptr::null_mut()) }
 }
 
 /// The client and server contexts of one (implementation, group).
@@ -721,7 +738,181 @@ fn results_table(measurements: &[Measurement]) -> Table {
     table
 }
 
+// ------------------------------------------------------------------ external server
+
+/// What one group's run against `--connect` did.
+struct ExternalRun {
+    group: String,
+    handshakes: usize,
+    failures: usize,
+    first_failure: Option<String>,
+    seconds: f64,
+}
+
+/// One connection: TCP, a full TLS 1.3 handshake offering only `known`'s
+/// group, a check of the negotiated group, and `GET /` answered with 200.
+fn external_handshake(
+    address: &str,
+    context: &SslContext,
+    known: Option<&KnownGroup>,
+) -> Result<(), String> {
+    let tcp = TcpStream::connect(address).map_err(|e| format!("connect: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let ssl = Ssl::new(context).map_err(|e| format!("SSL_new: {e}"))?;
+    let mut tls = ssl.connect(tcp).map_err(|e| format!("handshake: {e}"))?;
+    let reported = negotiated_group(tls.ssl().as_ptr());
+    if known.is_some_and(|k| !k.matches(reported)) {
+        return Err(format!("negotiated group {reported:#x}"));
+    }
+    tls.write_all(b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .map_err(|e| format!("write: {e}"))?;
+    let mut response = Vec::new();
+    tls.read_to_end(&mut response)
+        .map_err(|e| format!("read: {e}"))?;
+    match response.starts_with(b"HTTP/1.1 200 ") {
+        true => Ok(()),
+        false => Err(format!(
+            "response {:?}",
+            String::from_utf8_lossy(&response[..response.len().min(40)])
+        )),
+    }
+}
+
+/// Handshakes with `--connect` for one group, `--in-flight` at a time,
+/// until the budget is spent; failures are counted, not fatal.
+fn external_round(args: &Args, address: &str, context: &SslContext, group: &str) -> ExternalRun {
+    let budget = args.budget();
+    let known = known_group(group);
+    let (started, done, failed) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let first_failure = Mutex::new(None);
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..args.in_flight {
+            scope.spawn(|| loop {
+                let more = match budget {
+                    Budget::Handshakes(n) => started.fetch_add(1, Ordering::Relaxed) < n,
+                    Budget::Seconds(s) => start.elapsed() < Duration::from_secs_f64(s),
+                };
+                if !more {
+                    break;
+                }
+                let outcome = external_handshake(address, context, known);
+                done.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = outcome {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                    let mut first = first_failure.lock().unwrap_or_else(|p| p.into_inner());
+                    first.get_or_insert(e);
+                }
+            });
+        }
+    });
+    ExternalRun {
+        group: group.to_owned(),
+        handshakes: done.into_inner(),
+        failures: failed.load(Ordering::Relaxed),
+        first_failure: first_failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Per group: handshakes, failures, seconds, handshakes/s and the ratio to
+/// X25519's.
+fn external_table(runs: &[ExternalRun]) -> Table {
+    let mut table = Table::new(vec![
+        Column::new("group", "group"),
+        Column::new("handshakes", "handshakes").right(),
+        Column::new("failures", "failures").right(),
+        Column::number("seconds", "seconds", Style::Fixed(1), Style::Fixed(3)),
+        Column::number(
+            "handshakes/s",
+            "handshakes_per_sec",
+            Style::Fixed(0),
+            Style::Fixed(1),
+        ),
+        Column::number(
+            "vs X25519",
+            "ratio_to_x25519",
+            Style::Fixed(2),
+            Style::Fixed(4),
+        ),
+    ]);
+    let rate = |r: &ExternalRun| r.handshakes as f64 / r.seconds;
+    let baseline = runs
+        .iter()
+        .find(|r| r.group.eq_ignore_ascii_case(BASELINE_GROUP));
+    for run in runs {
+        table.push(vec![
+            Value::text(&run.group),
+            Value::Int(run.handshakes as u64),
+            Value::Int(run.failures as u64),
+            Value::Num(run.seconds),
+            Value::Num(rate(run)),
+            Value::num(baseline.map(|b| rate(run) / rate(b))),
+        ]);
+    }
+    table
+}
+
+/// `--connect`: our provider's client against an external server.
+fn run_external(args: &Args, address: &str) -> Result<(), String> {
+    cli::require_provider(&args.provider_dir)?;
+    let ours = Library::load(Some(&args.provider_dir), "mlkem")?;
+    let budget = match args.budget() {
+        Budget::Seconds(s) => format!("{s} s"),
+        Budget::Handshakes(n) => format!("{n} handshakes"),
+    };
+    println!(
+        "tls-bench: client of {address}, {}, providers mlkem ({}) + default; {budget} per          group, {} connections in flight; full TLS 1.3 handshakes (no resumption) + GET /",
+        openssl::version::version(),
+        args.provider_dir.display(),
+        args.in_flight
+    );
+    let mut runs = Vec::new();
+    for group in &args.groups() {
+        let context = TlsContext::new(&ours, Some(c"?provider=mlkem"), group, None)?;
+        let run = external_round(args, address, &context.owner, group);
+        eprintln!(
+            "[{group}] {} handshakes, {} failures in {:.1} s",
+            run.handshakes, run.failures, run.seconds
+        );
+        runs.push(run);
+    }
+    let table = external_table(&runs);
+    print!("\n{}", table.render());
+    let failures: Vec<String> = runs
+        .iter()
+        .filter_map(|r| {
+            let first = r.first_failure.as_deref()?;
+            Some(format!(
+                "{}: {} failed (first: {first})",
+                r.group, r.failures
+            ))
+        })
+        .collect();
+    let settings = json!({
+        "tool": "tls-bench",
+        "connect": address,
+        "in_flight": args.in_flight,
+        "openssl_version": openssl::version::version(),
+        "budget": budget,
+    });
+    args.files.write(&table, settings)?;
+    match failures.is_empty() {
+        true => Ok(()),
+        false => Err(failures.join("; ")),
+    }
+}
+
 fn run(args: &Args) -> Result<(), String> {
+    if let Some(address) = &args.connect {
+        return run_external(args, address);
+    }
     let mut notes = Vec::new();
     let implementations = load_implementations(args, &mut notes)?;
     let identity = Identity::generate()?;
@@ -830,6 +1021,15 @@ mod tests {
             Budget::Seconds(0.5)
         );
         assert_eq!(try_parse::<Args>(&["--quick"]).unwrap().rounds(), 1);
+        let a = try_parse::<Args>(&["--connect", "127.0.0.1:8443", "--in-flight", "3"]).unwrap();
+        assert_eq!(
+            (a.connect.as_deref(), a.in_flight),
+            (Some("127.0.0.1:8443"), 3)
+        );
+        assert_eq!(
+            try_parse::<Args>(&["--connect", "h:1"]).unwrap().in_flight,
+            8
+        );
         for bad in [
             &["--seconds", "0"][..],
             &["--seconds", "NaN"],
@@ -839,6 +1039,8 @@ mod tests {
             &["--groups", "A,,B"],
             &["--groups", "X25519:P-256"],
             &["--bogus"],
+            &["--in-flight", "2"],
+            &["--connect", "h:1", "--in-flight", "0"],
         ] {
             assert!(try_parse::<Args>(bad).is_err(), "{bad:?} was accepted");
         }

@@ -1,0 +1,83 @@
+# Debian's nginx on loopback for the tests (sourced by scripts/deploy-test.sh
+# and scripts/nginx-soak.sh): a TLS 1.3-only server with a self-signed P-256
+# certificate for localhost, answering every request with
+# "$ssl_protocol $ssl_curve" (on OpenSSL 3.0 the code point of a provider's
+# group, e.g. 0x11ec for X25519MLKEM768). The caller's environment reaches
+# nginx: OPENSSL_CONF (and OPENSSL_MODULES) enable the provider.
+#
+#   nginx_start DIR GROUPS [DIRECTIVES]   # sets nginx_port, nginx_pid
+#   nginx_workers                         # the worker pids
+#   nginx_stop
+#   nginx_log_problems DIR                # [error] and worse, printed
+#
+# GROUPS is colon-separated (ssl_ecdh_curve); DIRECTIVES are added to the
+# server block.
+
+nginx_pid=""
+nginx_port=""
+
+nginx_start() {
+    local dir=$1 groups=$2 directives=${3:-}
+    mkdir -p "$dir/logs"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=localhost -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+    nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat >"$dir/nginx.conf" <<CONF
+daemon on;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log notice;
+worker_processes 2;
+events { worker_connections 64; }
+http {
+    access_log $dir/logs/access.log;
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    server {
+        listen 127.0.0.1:$nginx_port ssl;
+        server_name localhost;
+        ssl_certificate $dir/cert.pem;
+        ssl_certificate_key $dir/key.pem;
+        ssl_protocols TLSv1.3;
+        ssl_ecdh_curve $groups;
+        $directives
+        location / { return 200 "\$ssl_protocol \$ssl_curve\n"; }
+    }
+}
+CONF
+    nginx -p "$dir" -c "$dir/nginx.conf" || {
+        echo "nginx did not start; $(cat "$dir/logs/error.log" 2>/dev/null)" >&2
+        return 1
+    }
+    local _
+    for _ in $(seq 50); do
+        [ -s "$dir/nginx.pid" ] && break
+        sleep 0.1
+    done
+    nginx_pid=$(cat "$dir/nginx.pid")
+}
+
+nginx_workers() {
+    ps --ppid "$nginx_pid" -o pid= | tr -d ' '
+}
+
+nginx_stop() {
+    [ -n "$nginx_pid" ] || return 0
+    kill -QUIT "$nginx_pid" 2>/dev/null || true
+    local _
+    for _ in $(seq 50); do
+        kill -0 "$nginx_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$nginx_pid" 2>/dev/null; then
+        echo "nginx (pid $nginx_pid) did not stop" >&2
+        return 1
+    fi
+    nginx_pid=""
+}
+
+nginx_log_problems() {
+    grep -E '\[(error|crit|alert|emerg)\]' "$1/logs/error.log"
+}
