@@ -1,0 +1,425 @@
+//! A hostile network between two real OpenSSL peers that both load our
+//! provider: a long-running `openssl s_server` and an in-process client
+//! (the system's libssl through the `openssl` crate). A man in the middle
+//! on loopback ([`mitm`]) rewrites the key share of the ClientHello (our
+//! server's encapsulation and key checks face it) or of the ServerHello
+//! (our client's decapsulation and ciphertext checks), for every group we
+//! offer, in every way [`mitm::tamper`] lists.
+//!
+//! Each tampered handshake must end in a fatal TLS alert (a malformed share
+//! one raised by the key exchange itself, not by the record layer after a
+//! wrong secret), never complete with working application data, never stall,
+//! and leave both processes serving: after each one an honest handshake
+//! through the same server process and the same client context must succeed
+//! and exchange data. A table of case x group x side -> outcome is printed.
+//!
+//! The short form (the system's OpenSSL 3.0) runs in `cargo test`; the long
+//! form (`--ignored`, scripts/tls-mitm.sh) adds servers of OpenSSL 3.5, 3.6
+//! and 4.0 and `MLKEM_MITM_FLIPS` (default 64) random single-bit flips per
+//! group and side.
+
+mod common;
+mod mitm;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use openssl::provider::Provider;
+use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslVerifyMode, SslVersion};
+
+use common::OpenSsl;
+use mitm::proxy::{Direction, Mitm, Rewrite, Seen};
+use mitm::tamper::{cases, Captured, Expect, Group, Side, Tamper, GROUPS};
+use mitm::wire::alert_name;
+
+/// The providers, loaded once for the process and kept loaded.
+fn providers() {
+    static LOADED: OnceLock<(Provider, Provider)> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        let dir = common::module_dir().display().to_string();
+        Provider::set_default_search_path(None, &dir).expect("search path");
+        let ours = Provider::load(None, "mlkem").expect("load mlkem");
+        let default = Provider::load(None, "default").expect("load default");
+        (ours, default)
+    });
+}
+
+/// A long-running `openssl s_server -www` with our provider preferred,
+/// offering every group; its output is kept for failure reports.
+struct Server {
+    series: &'static str,
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(ssl: &OpenSsl, dir: &Path) -> Self {
+        let groups: Vec<&str> = GROUPS.iter().map(|g| g.name).collect();
+        let mut cmd = ssl.command(dir);
+        cmd.arg("s_server")
+            .args(common::ours())
+            .args(["-cert", "server.crt", "-key", "server.key"])
+            .args(["-accept", "127.0.0.1:0", "-tls1_3", "-www"])
+            .args(["-groups", &groups.join(":")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Under AddressSanitizer (scripts/tls-mitm.sh --asan) the
+        // uninstrumented s_server needs the runtime the module expects.
+        if let Some(runtime) = std::env::var_os("MLKEM_MITM_SERVER_PRELOAD") {
+            cmd.env("LD_PRELOAD", runtime);
+        }
+        let mut child = cmd.spawn().expect("s_server");
+        let log = Arc::new(Mutex::new(String::new()));
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let addr = loop {
+            assert!(Instant::now() < deadline, "s_server did not start");
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(addr) = line.strip_prefix("ACCEPT ") {
+                        break addr.parse().expect("s_server address");
+                    }
+                }
+                _ => {
+                    let mut stderr = String::new();
+                    let _ = child
+                        .stderr
+                        .take()
+                        .expect("stderr")
+                        .read_to_string(&mut stderr);
+                    panic!("s_server {} did not start:\n{stderr}", ssl.series);
+                }
+            }
+        };
+        let stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        for source in [
+            Box::new(lines) as Box<dyn Iterator<Item = std::io::Result<String>> + Send>,
+            Box::new(stderr),
+        ] {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for line in source.map_while(Result::ok) {
+                    let mut log = log.lock().expect("log");
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            });
+        }
+        Self {
+            series: ssl.series,
+            child,
+            addr,
+            log,
+        }
+    }
+
+    /// Whether the process is still running (not exited, not killed by a
+    /// signal or a sanitizer).
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().expect("s_server status").is_none()
+    }
+
+    fn log_tail(&self) -> String {
+        let log = self.log.lock().expect("log");
+        let start = (log.len().saturating_sub(2000)..)
+            .find(|&i| log.is_char_boundary(i))
+            .unwrap_or(0);
+        log[start..].to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The client context for `group`: TLS 1.3, this group first (its share is
+/// the one the ClientHello carries) and [`Group::other`] second (supported,
+/// no share), so a share or label of the other group is not refused merely
+/// as unsupported.
+fn client_context(group: &Group) -> SslContext {
+    let mut ctx = SslContext::builder(SslMethod::tls_client()).expect("client ctx");
+    ctx.set_min_proto_version(Some(SslVersion::TLS1_3))
+        .expect("TLS 1.3");
+    // The server's certificate is not what is tested here.
+    ctx.set_verify(SslVerifyMode::NONE);
+    ctx.set_groups_list(&format!("{}:{}", group.name, group.other().name))
+        .expect("client groups");
+    ctx.build()
+}
+
+/// How the client's side of one connection ended.
+#[derive(Debug)]
+enum Client {
+    /// The handshake completed; `data` is whether the HTTP exchange
+    /// worked.
+    Completed { data: bool },
+    /// The handshake failed, with OpenSSL's first reason.
+    Failed(String),
+}
+
+fn connect(addr: SocketAddr, ctx: &SslContext) -> Client {
+    let stream = TcpStream::connect(addr).expect("connect to mitm");
+    let timeout = Some(Duration::from_secs(10));
+    stream.set_read_timeout(timeout).expect("timeout");
+    stream.set_write_timeout(timeout).expect("timeout");
+    match Ssl::new(ctx).expect("client ssl").connect(stream) {
+        Ok(mut tls) => {
+            let mut page = Vec::new();
+            let sent = tls.write_all(b"GET / HTTP/1.0\r\n\r\n").is_ok();
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = tls.read(&mut chunk) {
+                page.extend_from_slice(&chunk[..n]);
+            }
+            Client::Completed {
+                data: sent && page.starts_with(b"HTTP/1.0 200 ok"),
+            }
+        }
+        Err(HandshakeError::Failure(mid)) => Client::Failed(
+            mid.error()
+                .ssl_error()
+                .and_then(|stack| stack.errors().first())
+                .and_then(|e| e.reason())
+                .map_or_else(|| mid.error().to_string(), str::to_string),
+        ),
+        Err(other) => Client::Failed(other.to_string()),
+    }
+}
+
+/// One connection through `mitm` with the given rewrites.
+fn attempt(
+    mitm: &Mitm,
+    ctx: &SslContext,
+    client_hello: Option<Rewrite>,
+    server_hello: Option<Rewrite>,
+) -> (Client, Seen) {
+    let relay = mitm.relay_one(client_hello, server_hello);
+    let client = connect(mitm.addr(), ctx);
+    let seen = relay.join().expect("relay");
+    (client, seen)
+}
+
+/// One line of the table.
+struct Row {
+    series: &'static str,
+    group: &'static str,
+    side: Side,
+    case: String,
+    expect: Expect,
+    outcome: String,
+    problem: Option<String>,
+}
+
+/// The first plaintext alert, as "<sender> sent <name>".
+fn first_alert(seen: &Seen) -> Option<(Direction, String)> {
+    seen.alerts
+        .first()
+        .map(|&(direction, _, description)| (direction, alert_name(description)))
+}
+
+/// Judges one tampered connection and the honest one after it.
+fn judge(
+    expect: Expect,
+    tampered: &(Client, Seen),
+    honest: &(Client, Seen),
+    alive: bool,
+) -> (String, Option<String>) {
+    let (client, seen) = tampered;
+    let alert = first_alert(seen);
+    let outcome = match (&alert, client) {
+        (Some((Direction::ServerToClient, name)), _) => format!("server sent {name}"),
+        (Some((Direction::ClientToServer, name)), _) => format!("client sent {name}"),
+        (None, Client::Completed { data: true }) => "COMPLETED with data".into(),
+        (None, Client::Completed { data: false }) => "completed, data failed".into(),
+        (None, Client::Failed(reason)) => format!("no alert ({reason})"),
+    };
+    let problem = if matches!(client, Client::Completed { data: true }) {
+        Some("the tampered handshake completed and carried data".to_string())
+    } else if seen.stalled {
+        Some("a peer stalled".into())
+    } else if alert.is_none() {
+        Some("no alert on the wire".into())
+    } else if !alive {
+        Some("the server process died".into())
+    } else if !matches!(honest.0, Client::Completed { data: true }) {
+        Some(format!("the next honest handshake failed: {:?}", honest.0))
+    } else if expect == Expect::Reject
+        && alert
+            .as_ref()
+            .is_some_and(|(_, name)| name == "bad_record_mac" || name == "decrypt_error")
+    {
+        Some("a malformed share was accepted by the key exchange".into())
+    } else {
+        None
+    };
+    (outcome, problem)
+}
+
+/// Runs every case of every group on both sides against one server, and
+/// returns the rows.
+fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
+    providers();
+    let dir = common::scratch(&format!("tls-mitm-{}", ssl.series));
+    common::certificate(&dir);
+    let mut server = Server::start(ssl, &dir);
+    let mitm = Mitm::new(server.addr);
+    let contexts: Vec<SslContext> = GROUPS.iter().map(client_context).collect();
+
+    // Honest handshakes first: the relay must be transparent, and their
+    // shares serve as the "earlier" and "other group" shares.
+    let mut captured = Captured::default();
+    for (group, ctx) in GROUPS.iter().zip(&contexts) {
+        let (client, seen) = attempt(&mitm, ctx, None, None);
+        assert!(
+            matches!(client, Client::Completed { data: true }),
+            "honest {} handshake through the relay failed: {client:?}\n{}",
+            group.name,
+            server.log_tail()
+        );
+        let shares = seen.client_shares.expect("client shares");
+        assert_eq!(shares.len(), 1, "one key share offered");
+        captured
+            .client
+            .insert(group.id, shares[0].key_exchange.clone());
+        let share = seen.server_share.expect("server share");
+        assert_eq!(share.group, group.id, "{} negotiated", group.name);
+        captured.server.insert(group.id, share.key_exchange);
+    }
+
+    let captured = Arc::new(captured);
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rows = Vec::new();
+    for (group, ctx) in GROUPS.iter().zip(&contexts) {
+        for side in [Side::OurServer, Side::OurClient] {
+            let mut list = cases(group, side);
+            for _ in 0..random_flips {
+                // xorshift64: reproducible positions without a crate.
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                list.push(Tamper::FlipAt(seed as usize));
+            }
+            for tamper in list {
+                let rewrite: Rewrite = {
+                    let captured = Arc::clone(&captured);
+                    Box::new(move |shares| tamper.apply(group, side, &captured, shares))
+                };
+                let (ch, sh) = match side {
+                    Side::OurServer => (Some(rewrite), None),
+                    Side::OurClient => (None, Some(rewrite)),
+                };
+                let tampered = attempt(&mitm, ctx, ch, sh);
+                let honest = attempt(&mitm, ctx, None, None);
+                let alive = server.alive();
+                let expect = tamper.expect(group, side);
+                let (outcome, problem) = judge(expect, &tampered, &honest, alive);
+                let problem = problem.map(|p| format!("{p}\n{}", server.log_tail()));
+                rows.push(Row {
+                    series: server.series,
+                    group: group.name,
+                    side,
+                    case: tamper.to_string(),
+                    expect,
+                    outcome,
+                    problem,
+                });
+                assert!(
+                    alive,
+                    "s_server {} died:\n{}",
+                    ssl.series,
+                    server.log_tail()
+                );
+            }
+        }
+    }
+    rows
+}
+
+/// Prints the table and the outcome counts, and fails on any problem.
+fn report(rows: &[Row]) {
+    println!(
+        "{:<6} {:<19} {:<25} {:<22} {:<7} outcome",
+        "server", "group", "side", "case", "expect"
+    );
+    for row in rows {
+        println!(
+            "{:<6} {:<19} {:<25} {:<22} {:<7} {}{}",
+            row.series,
+            row.group,
+            row.side.to_string(),
+            row.case,
+            format!("{:?}", row.expect),
+            row.outcome,
+            if row.problem.is_some() {
+                "  <-- FINDING"
+            } else {
+                ""
+            }
+        );
+    }
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for row in rows {
+        let key = format!("{}: {}", row.side, row.outcome);
+        match counts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((key, 1)),
+        }
+    }
+    counts.sort();
+    let groups: std::collections::BTreeSet<_> = rows.iter().map(|r| r.group).collect();
+    let servers: std::collections::BTreeSet<_> = rows.iter().map(|r| r.series).collect();
+    println!(
+        "tls-mitm: {} tampered handshakes ({} groups x 2 sides, servers {:?}), each followed by an honest one",
+        rows.len(),
+        groups.len(),
+        servers
+    );
+    for (key, n) in &counts {
+        println!("tls-mitm:   {n:>4}  {key}");
+    }
+    let problems: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            r.problem.as_ref().map(|p| {
+                format!(
+                    "{} {} {} {}: {} -- {p}",
+                    r.series, r.group, r.side, r.case, r.outcome
+                )
+            })
+        })
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{} findings:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn hostile_key_shares_against_the_system_openssl() {
+    report(&run_against(&common::system(), 0));
+}
+
+/// The long form: every OpenSSL of the matrix as the server, and random
+/// bit flips on top of the fixed cases.
+#[test]
+#[ignore = "long form: scripts/tls-mitm.sh"]
+fn hostile_key_shares_long() {
+    let flips = std::env::var("MLKEM_MITM_FLIPS")
+        .ok()
+        .map_or(64, |v| v.parse().expect("MLKEM_MITM_FLIPS"));
+    let mut rows = Vec::new();
+    for ssl in common::matrix() {
+        rows.extend(run_against(&ssl, flips));
+    }
+    report(&rows);
+}
