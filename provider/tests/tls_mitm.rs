@@ -164,6 +164,33 @@ enum Client {
     Completed { data: bool },
     /// The handshake failed, with OpenSSL's first reason.
     Failed(String),
+    /// The client process died of a signal (s_client only; an in-process
+    /// crash ends the test).
+    Crashed(String),
+}
+
+/// The client peer: the test process's own libssl (one context per group,
+/// kept for every connection), or a fresh `openssl s_client` per
+/// connection (the long form's clients of OpenSSL 3.5 and later).
+enum Peer<'a> {
+    InProcess(Vec<SslContext>),
+    SClient(&'a OpenSsl, &'a Path),
+}
+
+impl Peer<'_> {
+    fn name(&self) -> String {
+        match self {
+            Peer::InProcess(_) => "3.0 in-process".into(),
+            Peer::SClient(ssl, _) => format!("{} s_client", ssl.series),
+        }
+    }
+
+    fn connect(&self, addr: SocketAddr, group: usize) -> Client {
+        match self {
+            Peer::InProcess(contexts) => connect(addr, &contexts[group]),
+            Peer::SClient(ssl, dir) => s_client(ssl, dir, addr, &GROUPS[group]),
+        }
+    }
 }
 
 fn connect(addr: SocketAddr, ctx: &SslContext) -> Client {
@@ -194,15 +221,53 @@ fn connect(addr: SocketAddr, ctx: &SslContext) -> Client {
     }
 }
 
+/// One `openssl s_client` connection for `group` (offered as in
+/// [`client_context`]), with an HTTP request once connected.
+fn s_client(ssl: &OpenSsl, dir: &Path, addr: SocketAddr, group: &Group) -> Client {
+    let mut cmd = ssl.command(dir);
+    cmd.arg("s_client")
+        .args(common::ours())
+        .args(["-connect", &addr.to_string(), "-tls1_3", "-ign_eof"])
+        .args(["-groups", &format!("{}:{}", group.name, group.other().name)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(runtime) = std::env::var_os("MLKEM_MITM_SERVER_PRELOAD") {
+        cmd.env("LD_PRELOAD", runtime);
+    }
+    let mut child = cmd.spawn().expect("s_client");
+    // The relay's idle limit ends a stalled connection, and with it s_client.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"GET / HTTP/1.0\r\n\r\n");
+    let out = child.wait_with_output().expect("s_client output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default().to_string();
+    match out.status.code() {
+        None => Client::Crashed(format!("{:?}: {last}", out.status)),
+        Some(0) if stdout.contains("HTTP/1.0 200 ok") => Client::Completed { data: true },
+        // s_client prints its session summary either way; a cipher there
+        // means the handshake completed.
+        Some(_) if stdout.contains("New, TLSv1.3, Cipher is TLS") => {
+            Client::Completed { data: false }
+        }
+        Some(_) => Client::Failed(last),
+    }
+}
+
 /// One connection through `mitm` with the given rewrites.
 fn attempt(
     mitm: &Mitm,
-    ctx: &SslContext,
+    peer: &Peer,
+    group: usize,
     client_hello: Option<Rewrite>,
     server_hello: Option<Rewrite>,
 ) -> (Client, Seen) {
     let relay = mitm.relay_one(client_hello, server_hello);
-    let client = connect(mitm.addr(), ctx);
+    let client = peer.connect(mitm.addr(), group);
     let seen = relay.join().expect("relay");
     (client, seen)
 }
@@ -210,6 +275,7 @@ fn attempt(
 /// One line of the table.
 struct Row {
     series: &'static str,
+    client: String,
     group: &'static str,
     side: Side,
     case: String,
@@ -240,8 +306,11 @@ fn judge(
         (None, Client::Completed { data: true }) => "COMPLETED with data".into(),
         (None, Client::Completed { data: false }) => "completed, data failed".into(),
         (None, Client::Failed(reason)) => format!("no alert ({reason})"),
+        (None, Client::Crashed(how)) => format!("client CRASHED ({how})"),
     };
-    let problem = if matches!(client, Client::Completed { data: true }) {
+    let problem = if let Client::Crashed(how) = client {
+        Some(format!("the client crashed: {how}"))
+    } else if matches!(client, Client::Completed { data: true }) {
         Some("the tampered handshake completed and carried data".to_string())
     } else if seen.stalled {
         Some("a peer stalled".into())
@@ -263,21 +332,26 @@ fn judge(
     (outcome, problem)
 }
 
-/// Runs every case of every group on both sides against one server, and
+/// Runs every case of every group on both sides against a server of `ssl`,
+/// from the in-process client or (`s_client`) from `ssl`'s s_client, and
 /// returns the rows.
-fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
+fn run_against(ssl: &OpenSsl, s_client: bool, random_flips: usize) -> Vec<Row> {
     providers();
-    let dir = common::scratch(&format!("tls-mitm-{}", ssl.series));
+    let dir = common::scratch(&format!("tls-mitm-{}-{s_client}", ssl.series));
     common::certificate(&dir);
     let mut server = Server::start(ssl, &dir);
     let mitm = Mitm::new(server.addr);
-    let contexts: Vec<SslContext> = GROUPS.iter().map(client_context).collect();
+    let peer = if s_client {
+        Peer::SClient(ssl, &dir)
+    } else {
+        Peer::InProcess(GROUPS.iter().map(client_context).collect())
+    };
 
     // Honest handshakes first: the relay must be transparent, and their
     // shares serve as the "earlier" and "other group" shares.
     let mut captured = Captured::default();
-    for (group, ctx) in GROUPS.iter().zip(&contexts) {
-        let (client, seen) = attempt(&mitm, ctx, None, None);
+    for (at, group) in GROUPS.iter().enumerate() {
+        let (client, seen) = attempt(&mitm, &peer, at, None, None);
         assert!(
             matches!(client, Client::Completed { data: true }),
             "honest {} handshake through the relay failed: {client:?}\n{}",
@@ -297,7 +371,7 @@ fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
     let captured = Arc::new(captured);
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut rows = Vec::new();
-    for (group, ctx) in GROUPS.iter().zip(&contexts) {
+    for (at, group) in GROUPS.iter().enumerate() {
         for side in [Side::OurServer, Side::OurClient] {
             let mut list = cases(group, side);
             for _ in 0..random_flips {
@@ -305,7 +379,7 @@ fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                list.push(Tamper::FlipAt(seed as usize));
+                list.push(Tamper::FlipAt(seed as usize % group.share_len(side)));
             }
             for tamper in list {
                 let rewrite: Rewrite = {
@@ -316,14 +390,15 @@ fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
                     Side::OurServer => (Some(rewrite), None),
                     Side::OurClient => (None, Some(rewrite)),
                 };
-                let tampered = attempt(&mitm, ctx, ch, sh);
-                let honest = attempt(&mitm, ctx, None, None);
+                let tampered = attempt(&mitm, &peer, at, ch, sh);
+                let honest = attempt(&mitm, &peer, at, None, None);
                 let alive = server.alive();
                 let expect = tamper.expect(group, side);
                 let (outcome, problem) = judge(expect, &tampered, &honest, alive);
                 let problem = problem.map(|p| format!("{p}\n{}", server.log_tail()));
                 rows.push(Row {
                     series: server.series,
+                    client: peer.name(),
                     group: group.name,
                     side,
                     case: tamper.to_string(),
@@ -346,13 +421,14 @@ fn run_against(ssl: &OpenSsl, random_flips: usize) -> Vec<Row> {
 /// Prints the table and the outcome counts, and fails on any problem.
 fn report(rows: &[Row]) {
     println!(
-        "{:<6} {:<19} {:<25} {:<22} {:<7} outcome",
-        "server", "group", "side", "case", "expect"
+        "{:<6} {:<15} {:<19} {:<25} {:<22} {:<7} outcome",
+        "server", "client", "group", "side", "case", "expect"
     );
     for row in rows {
         println!(
-            "{:<6} {:<19} {:<25} {:<22} {:<7} {}{}",
+            "{:<6} {:<15} {:<19} {:<25} {:<22} {:<7} {}{}",
             row.series,
+            row.client,
             row.group,
             row.side.to_string(),
             row.case,
@@ -375,12 +451,15 @@ fn report(rows: &[Row]) {
     }
     counts.sort();
     let groups: std::collections::BTreeSet<_> = rows.iter().map(|r| r.group).collect();
-    let servers: std::collections::BTreeSet<_> = rows.iter().map(|r| r.series).collect();
+    let pairs: std::collections::BTreeSet<_> = rows
+        .iter()
+        .map(|r| format!("{} s_server / {}", r.series, r.client))
+        .collect();
     println!(
-        "tls-mitm: {} tampered handshakes ({} groups x 2 sides, servers {:?}), each followed by an honest one",
+        "tls-mitm: {} tampered handshakes ({} groups x 2 sides; {:?}), each followed by an honest one",
         rows.len(),
         groups.len(),
-        servers
+        pairs
     );
     for (key, n) in &counts {
         println!("tls-mitm:   {n:>4}  {key}");
@@ -406,11 +485,12 @@ fn report(rows: &[Row]) {
 
 #[test]
 fn hostile_key_shares_against_the_system_openssl() {
-    report(&run_against(&common::system(), 0));
+    report(&run_against(&common::system(), false, 0));
 }
 
-/// The long form: every OpenSSL of the matrix as the server, and random
-/// bit flips on top of the fixed cases.
+/// The long form: every OpenSSL of the matrix as the server, with the
+/// in-process client and, for 3.5 and later, that version's s_client too;
+/// random bit flips on top of the fixed cases.
 #[test]
 #[ignore = "long form: scripts/tls-mitm.sh"]
 fn hostile_key_shares_long() {
@@ -419,7 +499,10 @@ fn hostile_key_shares_long() {
         .map_or(64, |v| v.parse().expect("MLKEM_MITM_FLIPS"));
     let mut rows = Vec::new();
     for ssl in common::matrix() {
-        rows.extend(run_against(&ssl, flips));
+        rows.extend(run_against(&ssl, false, flips));
+        if ssl.series != "3.0" {
+            rows.extend(run_against(&ssl, true, flips));
+        }
     }
     report(&rows);
 }

@@ -151,7 +151,7 @@ impl Group {
     }
 
     /// The share's full length in `side`'s hello.
-    fn share_len(&self, side: Side) -> usize {
+    pub fn share_len(&self, side: Side) -> usize {
         self.ml_kem_len(side) + self.hybrid.map_or(0, |(c, _)| c.len())
     }
 }
