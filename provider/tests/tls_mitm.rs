@@ -71,7 +71,7 @@ impl Server {
             .stderr(Stdio::piped());
         // Under AddressSanitizer (scripts/tls-mitm.sh --asan) the
         // uninstrumented s_server needs the runtime the module expects.
-        if let Some(runtime) = std::env::var_os("MLKEM_MITM_SERVER_PRELOAD") {
+        if let Some(runtime) = std::env::var_os("MLKEM_MITM_PRELOAD") {
             cmd.env("LD_PRELOAD", runtime);
         }
         let mut child = cmd.spawn().expect("s_server");
@@ -232,7 +232,7 @@ fn s_client(ssl: &OpenSsl, dir: &Path, addr: SocketAddr, group: &Group) -> Clien
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(runtime) = std::env::var_os("MLKEM_MITM_SERVER_PRELOAD") {
+    if let Some(runtime) = std::env::var_os("MLKEM_MITM_PRELOAD") {
         cmd.env("LD_PRELOAD", runtime);
     }
     let mut child = cmd.spawn().expect("s_client");
