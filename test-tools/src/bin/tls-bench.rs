@@ -171,6 +171,15 @@ enum Budget {
     Handshakes(usize),
 }
 
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Budget::Seconds(s) => write!(f, "{s} s"),
+            Budget::Handshakes(n) => write!(f, "{n} handshakes"),
+        }
+    }
+}
+
 impl Args {
     fn budget(&self) -> Budget {
         match (self.handshakes, self.seconds) {
@@ -682,6 +691,26 @@ fn load_implementations(
     Ok(implementations)
 }
 
+/// The handshakes/s column of both tables.
+fn rate_column() -> Column {
+    Column::number(
+        "handshakes/s",
+        "handshakes_per_sec",
+        Style::Fixed(0),
+        Style::Fixed(1),
+    )
+}
+
+/// The column of the ratio to X25519's handshakes/s.
+fn ratio_column() -> Column {
+    Column::number(
+        "vs X25519",
+        "ratio_to_x25519",
+        Style::Fixed(2),
+        Style::Fixed(4),
+    )
+}
+
 /// Per group and implementation: the median over rounds of handshakes/s,
 /// ms per handshake, the ratio to X25519 with the same implementation and
 /// the rounds; in the files also the handshakes and seconds in all, and in
@@ -691,24 +720,14 @@ fn results_table(measurements: &[Measurement]) -> Table {
         Column::new("group", "group"),
         Column::new("implementation", "implementation"),
         Column::new("openssl_version", "openssl_version").file_only(),
-        Column::number(
-            "handshakes/s",
-            "handshakes_per_sec",
-            Style::Fixed(0),
-            Style::Fixed(1),
-        ),
+        rate_column(),
         Column::number(
             "ms/handshake",
             "ms_per_handshake",
             Style::Fixed(3),
             Style::Fixed(4),
         ),
-        Column::number(
-            "vs X25519",
-            "ratio_to_x25519",
-            Style::Fixed(2),
-            Style::Fixed(4),
-        ),
+        ratio_column(),
         Column::new("rounds", "rounds").right(),
         Column::new("handshakes", "handshakes").file_only(),
         Column::new("seconds", "seconds")
@@ -791,23 +810,33 @@ fn external_round(args: &Args, address: &str, context: &SslContext, group: &str)
     let first_failure = Mutex::new(None);
     let start = Instant::now();
     std::thread::scope(|scope| {
-        for _ in 0..args.in_flight {
-            scope.spawn(|| loop {
-                let more = match budget {
-                    Budget::Handshakes(n) => started.fetch_add(1, Ordering::Relaxed) < n,
-                    Budget::Seconds(s) => start.elapsed() < Duration::from_secs_f64(s),
-                };
-                if !more {
-                    break;
-                }
-                let outcome = external_handshake(address, context, known);
-                done.fetch_add(1, Ordering::Relaxed);
-                if let Err(e) = outcome {
-                    failed.fetch_add(1, Ordering::Relaxed);
-                    let mut first = first_failure.lock().unwrap_or_else(|p| p.into_inner());
-                    first.get_or_insert(e);
-                }
-            });
+        let threads: Vec<_> = (0..args.in_flight)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let more = match budget {
+                        Budget::Handshakes(n) => started.fetch_add(1, Ordering::Relaxed) < n,
+                        Budget::Seconds(s) => start.elapsed() < Duration::from_secs_f64(s),
+                    };
+                    if !more {
+                        break;
+                    }
+                    let outcome = external_handshake(address, context, known);
+                    done.fetch_add(1, Ordering::Relaxed);
+                    if let Err(e) = outcome {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                        let mut first = first_failure.lock().unwrap_or_else(|p| p.into_inner());
+                        first.get_or_insert(e);
+                    }
+                })
+            })
+            .collect();
+        // Joined one by one: join() waits for the thread to end, after
+        // OpenSSL's thread-exit handlers (its per-thread state in our
+        // library context); the scope's own wait does not, and the library
+        // context freed right after raced them (a crash at exit, once in
+        // a few runs).
+        for thread in threads {
+            thread.join().expect("a client thread panicked");
         }
     });
     ExternalRun {
@@ -829,18 +858,8 @@ fn external_table(runs: &[ExternalRun]) -> Table {
         Column::new("handshakes", "handshakes").right(),
         Column::new("failures", "failures").right(),
         Column::number("seconds", "seconds", Style::Fixed(1), Style::Fixed(3)),
-        Column::number(
-            "handshakes/s",
-            "handshakes_per_sec",
-            Style::Fixed(0),
-            Style::Fixed(1),
-        ),
-        Column::number(
-            "vs X25519",
-            "ratio_to_x25519",
-            Style::Fixed(2),
-            Style::Fixed(4),
-        ),
+        rate_column(),
+        ratio_column(),
     ]);
     let rate = |r: &ExternalRun| r.handshakes as f64 / r.seconds;
     let baseline = runs
@@ -863,10 +882,7 @@ fn external_table(runs: &[ExternalRun]) -> Table {
 fn run_external(args: &Args, address: &str) -> Result<(), String> {
     cli::require_provider(&args.provider_dir)?;
     let ours = Library::load(Some(&args.provider_dir), "mlkem")?;
-    let budget = match args.budget() {
-        Budget::Seconds(s) => format!("{s} s"),
-        Budget::Handshakes(n) => format!("{n} handshakes"),
-    };
+    let budget = args.budget().to_string();
     println!(
         "tls-bench: client of {address}, {}, providers mlkem ({}) + default; {budget} per          group, {} connections in flight; full TLS 1.3 handshakes (no resumption) + GET /",
         openssl::version::version(),
@@ -945,10 +961,7 @@ fn run(args: &Args) -> Result<(), String> {
         }
     }
 
-    let budget = match args.budget() {
-        Budget::Seconds(s) => format!("{s} s"),
-        Budget::Handshakes(n) => format!("{n} handshakes"),
-    };
+    let budget = args.budget().to_string();
     let rounds = args.rounds();
     println!(
         "tls-bench: {}; {rounds} round(s) x {budget} per group and implementation; full TLS 1.3 \
