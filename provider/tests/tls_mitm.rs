@@ -15,8 +15,10 @@
 //!
 //! The short form (the system's OpenSSL 3.0) runs in `cargo test`; the long
 //! form (`--ignored`, scripts/tls-mitm.sh) adds servers of OpenSSL 3.5, 3.6
-//! and 4.0 and `MLKEM_MITM_FLIPS` (default 64) random single-bit flips per
-//! group and side.
+//! and 4.0, each also against its own `s_client` (a fresh process per
+//! connection, so there "the same client" is the same binary and provider),
+//! and `MLKEM_MITM_FLIPS` (default 64) random single-bit flips per group and
+//! side.
 
 mod common;
 mod mitm;
@@ -25,28 +27,15 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use openssl::provider::Provider;
 use openssl::ssl::{HandshakeError, Ssl, SslContext, SslMethod, SslVerifyMode, SslVersion};
 
 use common::OpenSsl;
 use mitm::proxy::{Direction, Mitm, Rewrite, Seen};
 use mitm::tamper::{cases, Captured, Expect, Group, Side, Tamper, GROUPS};
 use mitm::wire::alert_name;
-
-/// The providers, loaded once for the process and kept loaded.
-fn providers() {
-    static LOADED: OnceLock<(Provider, Provider)> = OnceLock::new();
-    LOADED.get_or_init(|| {
-        let dir = common::module_dir().display().to_string();
-        Provider::set_default_search_path(None, &dir).expect("search path");
-        let ours = Provider::load(None, "mlkem").expect("load mlkem");
-        let default = Provider::load(None, "default").expect("load default");
-        (ours, default)
-    });
-}
 
 /// A long-running `openssl s_server -www` with our provider preferred,
 /// offering every group; its output is kept for failure reports.
@@ -180,7 +169,10 @@ enum Peer<'a> {
 impl Peer<'_> {
     fn name(&self) -> String {
         match self {
-            Peer::InProcess(_) => "3.0 in-process".into(),
+            Peer::InProcess(_) => {
+                let n = openssl::version::number();
+                format!("{}.{} in-process", n >> 28, (n >> 20) & 0xff)
+            }
             Peer::SClient(ssl, _) => format!("{} s_client", ssl.series),
         }
     }
@@ -336,7 +328,7 @@ fn judge(
 /// from the in-process client or (`s_client`) from `ssl`'s s_client, and
 /// returns the rows.
 fn run_against(ssl: &OpenSsl, s_client: bool, random_flips: usize) -> Vec<Row> {
-    providers();
+    common::load_providers();
     let dir = common::scratch(&format!("tls-mitm-{}-{s_client}", ssl.series));
     common::certificate(&dir);
     let mut server = Server::start(ssl, &dir);

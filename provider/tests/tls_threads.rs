@@ -9,7 +9,6 @@ mod common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use openssl::asn1::Asn1Time;
@@ -18,7 +17,6 @@ use openssl::ec::{EcGroup, EcKey};
 use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private};
-use openssl::provider::Provider;
 use openssl::ssl::{Ssl, SslContext, SslMethod, SslVerifyMode, SslVersion};
 use openssl::x509::{X509Name, X509};
 
@@ -30,18 +28,6 @@ const GROUPS: [&str; 4] = [
     "SecP256r1MLKEM768",
     "MLKEM1024",
 ];
-
-/// The providers, loaded once for the process and kept loaded.
-fn providers() {
-    static LOADED: OnceLock<(Provider, Provider)> = OnceLock::new();
-    LOADED.get_or_init(|| {
-        let dir = common::module_dir().display().to_string();
-        Provider::set_default_search_path(None, &dir).expect("search path");
-        let ours = Provider::load(None, "mlkem").expect("load mlkem");
-        let default = Provider::load(None, "default").expect("load default");
-        (ours, default)
-    });
-}
 
 /// A self-signed P-256 certificate and its key.
 fn certificate() -> (X509, PKey<Private>) {
@@ -126,7 +112,7 @@ fn handshake(server_ctx: &SslContext, client_ctx: &SslContext, round: usize) {
 
 #[test]
 fn a_thousand_handshakes_across_four_threads() {
-    providers();
+    common::load_providers();
     let (cert, key) = certificate();
     let server_ctx = server_context(&cert, &key);
     let clients: Vec<SslContext> = GROUPS.iter().map(|g| client_context(g)).collect();

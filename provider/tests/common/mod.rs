@@ -42,6 +42,21 @@ pub fn module_dir() -> &'static Path {
     })
 }
 
+/// Loads our provider and the default one into OpenSSL's default library
+/// context (the system's libssl through the `openssl` crate), once for the
+/// process, and keeps them loaded.
+pub fn load_providers() {
+    use openssl::provider::Provider;
+    static LOADED: OnceLock<(Provider, Provider)> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        let dir = module_dir().display().to_string();
+        Provider::set_default_search_path(None, &dir).expect("search path");
+        let ours = Provider::load(None, "mlkem").expect("load mlkem");
+        let default = Provider::load(None, "default").expect("load default");
+        (ours, default)
+    });
+}
+
 /// The most recently modified file under `dir`, with its time.
 fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
     let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
