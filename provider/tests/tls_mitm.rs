@@ -25,6 +25,7 @@ mod mitm;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
@@ -62,6 +63,18 @@ impl Server {
         // uninstrumented s_server needs the runtime the module expects.
         if let Some(runtime) = std::env::var_os("MLKEM_MITM_PRELOAD") {
             cmd.env("LD_PRELOAD", runtime);
+        }
+        // A test process that aborts (a sanitizer report, a crash in the
+        // in-process client) runs no Drop: the kernel stops the server then.
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
         }
         let mut child = cmd.spawn().expect("s_server");
         let log = Arc::new(Mutex::new(String::new()));
