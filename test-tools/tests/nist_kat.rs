@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use kem_core::{MlKem1024, MlKem512, MlKem768, ParameterSet};
-use test_tools::nist_kat::{generate_kat, sha256_hex, KatParams, KAT_COUNT};
+use test_tools::nist_kat::*;
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("MLKEM_VECTORS_DIR") {
@@ -196,7 +196,18 @@ fn cli_rejects_bad_arguments() {
         .expect("run kat");
     assert_eq!(out.status.code(), Some(2));
 
-    for args in [&["--params", "640"][..], &["--bogus"], &["--count"]] {
+    for args in [
+        &["--params", "640"][..],
+        &["--bogus"],
+        &["--count"],
+        &["--params"],
+        &["--count", "-1"],
+        &["--count", "x"],
+        &["--params", "512", "--params", "768"],
+        &["--check=yes"],
+        &["extra"],
+        &["--out="],
+    ] {
         let out = kat_command().args(args).output().expect("run kat");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -208,4 +219,84 @@ fn cli_rejects_bad_arguments() {
 
     let out = kat_command().arg("--help").output().expect("run kat");
     assert!(out.status.success());
+}
+
+#[test]
+fn entropy_input_is_0_to_47() {
+    assert_eq!(KAT_ENTROPY_INPUT[0], 0);
+    assert_eq!(KAT_ENTROPY_INPUT[47], 47);
+    assert!(KAT_ENTROPY_INPUT.windows(2).all(|w| w[1] == w[0] + 1));
+}
+
+#[test]
+fn hex_and_sha256() {
+    assert_eq!(hex_upper(&[0x00, 0xAB, 0x5f]), "00AB5F");
+    assert_eq!(
+        sha256_hex("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
+fn names() {
+    for set in KatParams::ALL {
+        assert_eq!(KatParams::from_name(set.name()), Some(set));
+    }
+    assert_eq!(KatParams::from_name("768"), Some(KatParams::MlKem768));
+    assert_eq!(
+        KatParams::from_name("ml-kem-512"),
+        Some(KatParams::MlKem512)
+    );
+    assert_eq!(KatParams::from_name("all"), None);
+    assert_eq!(KatParams::from_name("ML-KEM-"), None);
+}
+
+#[test]
+fn empty_and_layout() {
+    assert_eq!(generate_kat::<MlKem512>(0), "");
+    let text = generate_kat::<MlKem512>(2);
+    let lines: Vec<&str> = text.split('\n').collect();
+    // 2 × 6 lines, one separator, and the empty piece after the final '\n'.
+    assert_eq!(lines.len(), 14);
+    assert_eq!(lines[0], "count = 0");
+    assert_eq!(lines[6], "");
+    assert_eq!(lines[7], "count = 1");
+    assert_eq!(lines[13], "");
+    assert!(lines[12].starts_with("ss = "));
+    assert!(!text.ends_with("\n\n"));
+    let sizes = [
+        ("seed", 48),
+        ("pk", 800),
+        ("sk", 1632),
+        ("ct", 768),
+        ("ss", 32),
+    ];
+    for (line, (label, len)) in lines[1..6].iter().zip(sizes) {
+        let (l, v) = line.split_once(" = ").expect("label = value");
+        assert_eq!(l, label);
+        assert_eq!(v.len(), 2 * len, "{label}");
+        assert!(v
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(&c)));
+    }
+}
+
+#[test]
+fn ml_kem_768_count_0_shared_secret() {
+    let text = generate_kat::<MlKem768>(1);
+    assert!(
+        text.ends_with("\nss = AC865F839FEF1BF3D528DD7504BED2F64B5502B0FA81D1C32763658E4AAC5037\n")
+    );
+}
+
+#[test]
+fn single_digests() {
+    for set in KatParams::ALL {
+        assert_eq!(
+            sha256_hex(&set.generate(1)),
+            set.liboqs_digests().single,
+            "{}",
+            set.name()
+        );
+    }
 }

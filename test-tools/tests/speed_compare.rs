@@ -199,3 +199,35 @@ fn parse_errors_fail_with_a_message() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let usage_error = |args: &[&str]| {
+        let out = speed_compare(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for list in [
+        &["--rounds", "0"][..],
+        &["--seconds"],
+        &["--frob"],
+        &["--implementations", "ours,boring"],
+        &["--parse", "--rounds", "2", "a=b"],
+        &["--csv", "a", "--csv", "b"],
+        &["--parse=yes", "a=b"],
+    ] {
+        usage_error(list);
+    }
+    let unknown = usage_error(&["rsa2048"]);
+    assert!(unknown.contains("unknown algorithm \"rsa2048\" (known: ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024)"), "{unknown}");
+    let stderr = usage_error(&["--parse"]);
+    assert!(
+        stderr.contains("--parse needs NAME=FILE arguments"),
+        "{stderr}"
+    );
+    let stderr = usage_error(&["--parse", "file.txt"]);
+    assert!(
+        stderr.contains("--parse: expected NAME=FILE, got \"file.txt\""),
+        "{stderr}"
+    );
+}

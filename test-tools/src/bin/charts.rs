@@ -1,15 +1,10 @@
-//! `charts`: turns a CSV of measurements into SVG bar charts (drawn with
-//! `plotters`), one per parameter set (or any other facet column), each with
-//! the CSV of the numbers it shows.
+//! `charts`: SVG bar charts (drawn with `plotters`) from a CSV of
+//! measurements, one per parameter set or other facet, each with the CSV of
+//! the numbers it shows; see `--help`.
 //!
 //! ```text
 //! cargo run --release -p test-tools --bin charts -- --csv bench.csv --out charts
 //! ```
-//!
-//! It knows the CSV of `bench` (median cycles per operation and
-//! implementation) and the comparison CSV of `speed-compare` / `evp-bench`
-//! (ops/s per operation and implementation); other CSVs work with
-//! `--group`, `--series` and `--value`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +32,7 @@ use test_tools::table::{Column, Table};
 /// Groups and series keep the order they first appear in. Empty cells and
 /// n/a are drawn as gaps; a (facet, group, series) that appears twice is an
 /// error.
-#[derive(Parser, Debug, Default, PartialEq, Eq)]
+#[derive(Parser)]
 #[command(name = "charts")]
 struct Args {
     /// The input CSV
@@ -81,14 +76,12 @@ fn text(value: &str) -> Result<String, String> {
 
 /// A CSV file read with the `csv` crate: the header and the records under
 /// it, each with the line it starts on.
-#[derive(Debug)]
 struct CsvTable {
     headers: Vec<String>,
     records: Vec<Record>,
 }
 
 /// One record of a CSV file.
-#[derive(Debug)]
 struct Record {
     line: usize,
     fields: Vec<String>,
@@ -112,14 +105,6 @@ impl CsvTable {
         Ok(CsvTable { headers, records })
     }
 
-    fn headers(&self) -> &[String] {
-        &self.headers
-    }
-
-    fn records(&self) -> &[Record] {
-        &self.records
-    }
-
     fn column(&self, name: &str) -> Option<usize> {
         self.headers.iter().position(|h| h == name)
     }
@@ -139,8 +124,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(0x00, 0x00, 0x00),
 ];
 
-/// A grouped bar chart: `values[s][g]` is the bar of series `s` in group `g`.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A grouped bar chart: `values[s][g]` is the bar of series `s` in group `g`
+/// (at least one of each: every facet has a row).
 struct BarChart {
     /// Headline above the chart.
     title: String,
@@ -208,12 +193,6 @@ impl BarChart {
         }
         let top = 70 + 22 * legend_rows as u32;
         let plot = root.margin(top, 20, 20, 20);
-        if self.groups.is_empty() || self.series.is_empty() {
-            let centre = Pos::new(HPos::Center, VPos::Center);
-            let style = font(14).color(&grey).pos(centre);
-            plot.draw(&Text::new("no data", (width as i32 / 2 - 20, 150), style))?;
-            return Ok(());
-        }
         let max = (0..self.series.len())
             .flat_map(|s| (0..self.groups.len()).map(move |g| (s, g)))
             .filter_map(|(s, g)| self.bar(s, g))
@@ -341,7 +320,6 @@ fn compact(v: f64) -> String {
 }
 
 /// What the CSV's header says about where it came from.
-#[derive(Debug, PartialEq, Eq)]
 enum Format {
     /// `bench`: median time per operation in this unit column.
     Bench { median_column: String },
@@ -357,7 +335,7 @@ impl Format {
         if has("algorithm") && has("ops_per_sec") {
             return Self::Comparison;
         }
-        let median = csv.headers().iter().find(|h| h.starts_with("median_"));
+        let median = csv.headers.iter().find(|h| h.starts_with("median_"));
         match median {
             Some(m) if has("implementation") && has("operation") => Self::Bench {
                 median_column: m.clone(),
@@ -383,7 +361,6 @@ impl Format {
 }
 
 /// The columns a chart is drawn from.
-#[derive(Debug)]
 struct Columns {
     facet: Option<usize>,
     group: usize,
@@ -398,7 +375,7 @@ fn choose_columns(args: &Args, csv: &CsvTable, format: &Format) -> Result<Column
         csv.column(name).ok_or_else(|| {
             format!(
                 "{flag}: no column {name:?} (columns: {})",
-                csv.headers().join(", ")
+                csv.headers.join(", ")
             )
         })
     };
@@ -406,7 +383,7 @@ fn choose_columns(args: &Args, csv: &CsvTable, format: &Format) -> Result<Column
         csv.column(name).ok_or_else(|| {
             format!(
                 "no {name:?} column, name one with {flag} (columns: {})",
-                csv.headers().join(", ")
+                csv.headers.join(", ")
             )
         })
     };
@@ -430,7 +407,7 @@ fn choose_columns(args: &Args, csv: &CsvTable, format: &Format) -> Result<Column
         (None, None) => {
             return Err(format!(
                 "unknown CSV format, name the value column with --value (columns: {})",
-                csv.headers().join(", ")
+                csv.headers.join(", ")
             ))
         }
     };
@@ -455,7 +432,7 @@ fn default_facet(csv: &CsvTable) -> Option<usize> {
     match (set, algorithm) {
         (Some(s), Some(a)) => {
             let mut first: HashMap<&str, &str> = HashMap::new();
-            let shared = csv.records().iter().any(|r| {
+            let shared = csv.records.iter().any(|r| {
                 let alg = first.entry(&r.fields[s]).or_insert(&r.fields[a]);
                 *alg != r.fields[a]
             });
@@ -467,7 +444,6 @@ fn default_facet(csv: &CsvTable) -> Option<usize> {
 }
 
 /// One chart and the rows behind it.
-#[derive(Debug)]
 struct Facet {
     /// The facet value; `None` when the CSV is not split.
     name: Option<String>,
@@ -502,10 +478,10 @@ fn build_facets(
     source: &str,
     title: Option<&str>,
 ) -> Result<Vec<Facet>, String> {
-    let headers = csv.headers();
+    let headers = &csv.headers;
     let mut order: Vec<Option<String>> = Vec::new();
     let mut by_facet: HashMap<Option<String>, Vec<&Record>> = HashMap::new();
-    for record in csv.records() {
+    for record in &csv.records {
         let key = cols.facet.map(|f| record.fields[f].clone());
         if !by_facet.contains_key(&key) {
             order.push(key.clone());
@@ -670,7 +646,7 @@ fn run(args: &Args) -> Result<Vec<PathBuf>, String> {
     let text = std::fs::read_to_string(&args.csv)
         .map_err(|e| format!("cannot read {}: {e}", args.csv.display()))?;
     let csv = CsvTable::parse(&text).map_err(|e| format!("{}: {e}", args.csv.display()))?;
-    if csv.records().is_empty() {
+    if csv.records.is_empty() {
         return Err(format!("{}: no rows under the header", args.csv.display()));
     }
     let format = Format::detect(&csv);
@@ -704,229 +680,4 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = run(&args).map(|written| written.iter().for_each(|p| println!("{}", p.display())));
     cli::exit("charts", result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(list: &[&str]) -> Result<Args, String> {
-        test_tools::cli::try_parse(list).map_err(|e| e.to_string())
-    }
-
-    const BENCH: &str = "\
-parameter_set,implementation,operation,median_cycles,mean_cycles,min_cycles,ops_per_sec,ratio_vs_kem_core,iterations
-ML-KEM-512,kem-core portable,keygen,30000,30100.5,29000,100000.0,,100
-ML-KEM-512,kem-core avx2,keygen,12000,12100.0,11000,250000.0,,100
-ML-KEM-512,kem-core portable,encaps,33000,33100.0,32000,90000.0,,100
-ML-KEM-768,kem-core portable,keygen,50000,50100.0,49000,60000.0,,100
-ML-KEM-768,kem-core portable,decaps,70000,70100.0,69000,40000.0,,100
-ML-KEM-768,kem-core avx2,decaps,20000,20100.0,19000,150000.0,,100
-";
-
-    const COMPARISON: &str = "\
-algorithm,parameter_set,operation,implementation,openssl_version,ops_per_sec,seconds_per_op,ratio_to_baseline,rounds
-ML-KEM-768,ML-KEM-768,keygen,ours,OpenSSL 3.5.5,73553,0.0000136,3.31,3
-ML-KEM-768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,22251,0.0000449,1.00,3
-X25519MLKEM768,ML-KEM-768,keygen,ours,OpenSSL 3.5.5,20000,0.00005,1.5,3
-X25519MLKEM768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,,,,3
-";
-
-    fn facets_of(text: &str, extra: &[&str]) -> Result<Vec<Facet>, String> {
-        let mut list = vec!["--csv", "in.csv"];
-        list.extend_from_slice(extra);
-        let a = args(&list)?;
-        let csv = CsvTable::parse(text).map_err(|e| e.to_string())?;
-        let format = Format::detect(&csv);
-        let cols = choose_columns(&a, &csv, &format)?;
-        build_facets(&csv, &cols, &format, "in.csv", a.title.as_deref())
-    }
-
-    #[test]
-    fn parses_arguments() {
-        let a = args(&[
-            "--csv", "b.csv", "--out=o", "--prefix", "bench", "--value", "x",
-        ])
-        .unwrap();
-        assert_eq!((a.csv, a.out), (PathBuf::from("b.csv"), PathBuf::from("o")));
-        assert_eq!(
-            (a.prefix.as_deref(), a.value.as_deref(), a.facet),
-            (Some("bench"), Some("x"), None)
-        );
-        assert_eq!(
-            args(&["--csv", "b.csv"]).unwrap().out,
-            PathBuf::from("charts")
-        );
-        for bad in [
-            &["--out", "o"][..],
-            &["--csv"],
-            &["--csv", "a", "--bogus", "1"],
-            &["--csv="],
-        ] {
-            assert!(args(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn draws_bars_labels_and_gaps() {
-        let chart = BarChart {
-            title: "ML-KEM-768".into(),
-            subtitle: "openssl speed".into(),
-            value_label: "ops/s (higher is better)".into(),
-            groups: vec!["keygen".into(), "encaps".into()],
-            series: vec!["ours".into(), "native".into()],
-            values: vec![
-                vec![Some(73553.0), Some(161804.0)],
-                vec![Some(22251.0), None],
-            ],
-        };
-        let svg = chart.to_svg().unwrap();
-        for text in [
-            "73.6k",
-            "162k",
-            "22.3k",
-            "n/a",
-            "ML-KEM-768",
-            "ours",
-            "keygen",
-            "ops/s (higher is better)",
-        ] {
-            let text = format!(">\n{text}\n</text>");
-            assert!(svg.contains(&text), "{text} missing");
-        }
-        assert_eq!(compact(999.7), "1.00k");
-        assert_eq!(
-            (compact(5.0), compact(0.25), compact(1.5e6)),
-            ("5".into(), "0.250".into(), "1.50M".into())
-        );
-        let empty = BarChart {
-            title: "t".into(),
-            ..BarChart::default()
-        };
-        assert!(empty.to_svg().unwrap().contains(">\nno data\n<"));
-        assert_eq!(
-            (tick(50_000.0), tick(2.5e6), tick(0.0)),
-            ("50k".into(), "2.5M".into(), "0".into())
-        );
-    }
-
-    #[test]
-    fn bench_csv_one_chart_per_parameter_set() {
-        let facets = facets_of(BENCH, &[]).unwrap();
-        assert_eq!(facets.len(), 2);
-        let f = &facets[0];
-        assert_eq!(f.name.as_deref(), Some("ML-KEM-512"));
-        assert_eq!(f.chart.title, "ML-KEM-512");
-        assert_eq!(f.chart.value_label, "median cycles (lower is better)");
-        assert_eq!(f.chart.groups, ["keygen", "encaps"]);
-        assert_eq!(f.chart.series, ["kem-core portable", "kem-core avx2"]);
-        assert_eq!(
-            f.chart.values,
-            [
-                vec![Some(30000.0), Some(33000.0)],
-                vec![Some(12000.0), None]
-            ]
-        );
-        assert_eq!(
-            f.chart.subtitle,
-            "bench, in process · median of 100 timed runs · source: in.csv"
-        );
-        assert_eq!(
-            f.data.to_csv(),
-            "operation,implementation,median_cycles\n\
-             keygen,kem-core portable,30000\n\
-             keygen,kem-core avx2,12000\n\
-             encaps,kem-core portable,33000\n"
-        );
-        assert_eq!(facets[1].chart.groups, ["keygen", "decaps"]);
-    }
-
-    #[test]
-    fn comparison_csv_splits_hybrids_by_algorithm() {
-        let facets = facets_of(COMPARISON, &["--title", "openssl speed"]).unwrap();
-        let names: Vec<_> = facets.iter().map(|f| f.name.as_deref().unwrap()).collect();
-        assert_eq!(names, ["ML-KEM-768", "X25519MLKEM768"]);
-        let f = &facets[0];
-        assert_eq!(f.chart.title, "openssl speed — ML-KEM-768");
-        assert_eq!(f.chart.value_label, "ops/s (higher is better)");
-        assert_eq!(f.chart.series, ["ours", "native"]);
-        assert_eq!(f.chart.values, [vec![Some(73553.0)], vec![Some(22251.0)]]);
-        assert_eq!(
-            f.chart.subtitle,
-            "OpenSSL 3.5.5 · median of 3 rounds · source: in.csv"
-        );
-        // The unmeasured hybrid is a gap.
-        assert_eq!(facets[1].chart.values, [vec![Some(20000.0)], vec![None]]);
-        // Pure parameter sets only: one chart per parameter_set.
-        let pure: String = COMPARISON
-            .lines()
-            .take(3)
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let csv = CsvTable::parse(&pure).unwrap();
-        assert_eq!(default_facet(&csv), csv.column("parameter_set"));
-    }
-
-    #[test]
-    fn explicit_columns_and_errors() {
-        let facets = facets_of(
-            BENCH,
-            &[
-                "--facet",
-                "operation",
-                "--group",
-                "parameter_set",
-                "--value",
-                "ops_per_sec",
-            ],
-        )
-        .unwrap();
-        assert_eq!(facets.len(), 3);
-        assert_eq!(facets[0].chart.groups, ["ML-KEM-512", "ML-KEM-768"]);
-        assert_eq!(facets[0].chart.value_label, "ops_per_sec");
-
-        let err = facets_of(BENCH, &["--facet", "implementation"]).unwrap_err();
-        assert!(
-            err.starts_with(
-                "lines 2 and 5: two values for kem-core portable / keygen / kem-core portable"
-            ),
-            "{err}"
-        );
-        let err = facets_of(BENCH, &["--group", "nope"]).unwrap_err();
-        assert!(err.starts_with("--group: no column \"nope\""), "{err}");
-        let err = facets_of("a,b\n1,2\n", &[]).unwrap_err();
-        assert!(err.starts_with("no \"operation\" column"), "{err}");
-        let other = "operation,implementation,x\nkeygen,ours,abc\n";
-        let err = facets_of(other, &[]).unwrap_err();
-        assert!(err.starts_with("unknown CSV format"), "{err}");
-        let err = facets_of(other, &["--value", "x"]).unwrap_err();
-        assert_eq!(err, "line 2: column \"x\": not a number: \"abc\"");
-    }
-
-    #[test]
-    fn single_chart_without_facet_column() {
-        let text = "operation,implementation,ops\nkeygen,ours,5\nkeygen,theirs,n/a\n";
-        let facets = facets_of(text, &["--value", "ops"]).unwrap();
-        assert_eq!(facets.len(), 1);
-        assert_eq!(facets[0].name, None);
-        assert_eq!(facets[0].chart.title, "in.csv");
-        assert_eq!(facets[0].chart.values, [vec![Some(5.0)], vec![None]]);
-        assert_eq!(file_stems(&facets, None, "in"), ["in"]);
-        assert_eq!(file_stems(&facets, Some("Run 1"), "in"), ["run-1"]);
-    }
-
-    #[test]
-    fn slugs_and_unique_stems() {
-        assert_eq!(slug("ML-KEM-768"), "ml-kem-768");
-        assert_eq!(slug("  R&D <x> "), "r-d-x");
-        assert_eq!(slug("***"), "");
-        let text = "parameter_set,operation,implementation,ops_per_sec,algorithm\n\
-                    A B,k,x,1,a\nA-B,k,x,1,a\n***,k,x,1,a\n";
-        let facets = facets_of(text, &["--facet", "parameter_set"]).unwrap();
-        assert_eq!(
-            file_stems(&facets, Some("bench"), "in"),
-            ["bench-a-b", "bench-a-b-2", "bench"]
-        );
-        assert_eq!(file_stems(&facets, None, "in"), ["a-b", "a-b-2", "chart"]);
-    }
 }

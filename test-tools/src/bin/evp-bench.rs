@@ -1,12 +1,6 @@
-//! `evp-bench`: ML-KEM and hybrid KEM key generation, encapsulation and
-//! decapsulation through OpenSSL's EVP API, in process, for each provider
-//! implementation side by side.
-//!
-//! OpenSSL 3.0 and 3.1's `openssl speed` has no KEMs; this runs the same
-//! loops (apps/speed.c of 3.5: keygen on one reused keygen context, encaps on
-//! one reused context over one key, decaps on one reused context over one
-//! ciphertext) against the linked libcrypto, with each implementation in its
-//! own library context.
+//! `evp-bench`: ML-KEM and hybrid KEM keygen, encaps and decaps through
+//! OpenSSL's EVP API in process, with the loops of `openssl speed` (which
+//! has no KEMs before OpenSSL 3.5), per provider side by side; see `--help`.
 //!
 //! ```text
 //! bash scripts/build-provider.sh

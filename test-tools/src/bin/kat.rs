@@ -112,36 +112,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use test_tools::cli::try_parse;
-
-    #[test]
-    fn defaults_and_flags() {
-        let o = try_parse::<Args>(&[]).unwrap();
-        assert_eq!(
-            (o.params, o.count, o.out, o.check),
-            (KatParams::ALL.to_vec(), KAT_COUNT, None, false)
-        );
-        let o =
-            try_parse::<Args>(&["--params", "768", "--count=1", "--out", "d", "--check"]).unwrap();
-        assert_eq!(
-            (o.params, o.count, o.out),
-            (vec![KatParams::MlKem768], 1, Some(PathBuf::from("d")))
-        );
-        for args in [
-            &["--params"][..],
-            &["--params", "640"],
-            &["--count", "-1"],
-            &["--count", "x"],
-            &["--params", "512", "--params", "768"],
-            &["--check=yes"],
-            &["extra"],
-            &["--out="],
-        ] {
-            assert!(try_parse::<Args>(args).is_err(), "{args:?}");
-        }
-    }
-}
