@@ -1,52 +1,25 @@
-//! Adapters that run peer ML-KEM implementations the same way the bench runs
-//! kem-core, so that their timings are comparable, and that produce their
-//! outputs for fixed inputs, so that they can be cross-checked against
-//! kem-core byte for byte.
+//! Adapters that run peer ML-KEM implementations the way the bench runs
+//! kem-core, so that their timings are comparable, and that give their
+//! outputs for fixed inputs, to be cross-checked against kem-core byte for
+//! byte.
 //!
-//! Peers (feature `peers`):
-//! - RustCrypto `ml-kem` 0.3 (with its `hazmat` feature, for
-//!   `encapsulate_deterministic`).
-//! - `libcrux-ml-kem` 0.0.11, twice: its explicit `portable` module, and its
-//!   default top-level API, which picks AVX2 (x86_64) or NEON (aarch64) at run
-//!   time when it was compiled with that support. libcrux's build script
-//!   compiles the AVX2 code into every x86_64 build unless
-//!   `LIBCRUX_DISABLE_SIMD256` is set; the feature `peers-libcrux-avx2`
-//!   turns it on regardless.
+//! Peers: RustCrypto `ml-kem` 0.3 (feature `peers`, with its `hazmat`
+//! `encapsulate_deterministic`); `libcrux-ml-kem` 0.0.11 twice, its
+//! `portable` module and its default API, which picks AVX2 or NEON at run
+//! time when compiled in (see the feature `peers-libcrux-avx2`); liboqs 0.13
+//! through the `oqs` crate (feature `peers-liboqs`; encaps made
+//! deterministic through [`liboqs_rng`]); a liboqs installed on this machine
+//! (feature `peers-liboqs-system`, through [`liboqs_system_ffi`]; its label
+//! carries `OQS_version()`, e.g. `liboqs-system-0.16.0/auto(avx2)`; left out
+//! when `peers-liboqs` is on, as both are the same C symbols).
 //!
-//! Peer (feature `peers-liboqs`):
-//! - liboqs 0.13 through the `oqs` 0.11 crate (built from source, ML-KEM
-//!   only, no OpenSSL, so SHA-3 is liboqs's own). Its ML-KEM is
-//!   mlkem-native; liboqs's portable ("dist") build carries both the C and
-//!   the x86_64 AVX2 (or aarch64) code and picks at run time. Keygen goes
-//!   through `OQS_KEM_keypair_derand` (seed d ‖ z). liboqs 0.13 has no
-//!   derandomized encaps, so this adapter installs a liboqs RNG callback
-//!   that hands out exactly the m the caller set for the next encaps (see
-//!   [`liboqs_rng`]); encaps is then Encaps_internal(ek, m), as for the other
-//!   peers. liboqs's encaps and decaps do the section 7.2 and 7.3 checks
-//!   themselves (mlkem-native's `check_pk` and `check_sk`).
-//!
-//! Peer (feature `peers-liboqs-system`):
-//! - a liboqs installed on this machine (e.g. built from main), found by
-//!   `build.rs` through `LIBOQS_DIR=/prefix` or pkg-config's `liboqs`, and
-//!   called through the few hand-written declarations in
-//!   [`liboqs_system_ffi`]: `OQS_KEM_ml_kem_NNN_keypair_derand` (seed
-//!   d ‖ z), `OQS_KEM_ml_kem_NNN_encaps_derand` (ek, m; not in liboqs
-//!   0.13) and `OQS_KEM_ml_kem_NNN_decaps`, the per-set functions that
-//!   pick mlkem-native's AVX2 (or aarch64) code at run time in a portable
-//!   (`OQS_DIST_BUILD`) liboqs. Its label carries `OQS_version()`, e.g.
-//!   `liboqs-system-0.16.0/auto(avx2)`. It cannot share a binary with the
-//!   `peers-liboqs` peer (the same C symbols): with both features on, this
-//!   one is left out (`build.rs` says so).
-//!
-//! What each operation covers (all deterministic, fixed inputs):
-//! - keygen: key pair from the 64-byte seed d ‖ z.
-//! - encaps: parse + validate the serialized encapsulation key (FIPS 203
-//!   section 7.2 modulus check), then encapsulate with the given m.
-//! - decaps: parse + validate the serialized (expanded, FIPS 203 format)
-//!   decapsulation key (section 7.3 hash check) and the ciphertext, then
-//!   decapsulate.
-//! - RustCrypto also gets the cached-key rows (its parsed key objects), as
-//!   kem-core does; libcrux's packed API has no parsed key to cache.
+//! What each operation covers (all deterministic, fixed inputs): keygen, the
+//! key pair from the 64-byte seed d ‖ z; encaps, parse and check the
+//! serialized ek (FIPS 203 section 7.2), then encapsulate with the given m;
+//! decaps, parse and check the serialized expanded dk (section 7.3) and the
+//! ciphertext, then decapsulate. RustCrypto also gets the cached-key rows
+//! (its parsed key objects), as kem-core does; libcrux's packed API has no
+//! parsed key to cache.
 
 use std::hint::black_box;
 
@@ -97,23 +70,16 @@ impl KnownAnswer {
     /// Names of the fields in which `self` and `other` differ (empty when
     /// they agree).
     pub fn differences(&self, other: &KnownAnswer) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.ek != other.ek {
-            out.push("ek");
-        }
-        if self.dk != other.dk {
-            out.push("dk");
-        }
-        if self.ct != other.ct {
-            out.push("ciphertext");
-        }
-        if self.ss_encaps != other.ss_encaps {
-            out.push("shared secret (encaps)");
-        }
-        if self.ss_decaps != other.ss_decaps {
-            out.push("shared secret (decaps)");
-        }
-        out
+        [
+            ("ek", self.ek == other.ek),
+            ("dk", self.dk == other.dk),
+            ("ciphertext", self.ct == other.ct),
+            ("shared secret (encaps)", self.ss_encaps == other.ss_encaps),
+            ("shared secret (decaps)", self.ss_decaps == other.ss_decaps),
+        ]
+        .into_iter()
+        .filter_map(|(field, same)| (!same).then_some(field))
+        .collect()
     }
 }
 
@@ -400,48 +366,57 @@ impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
     }
 }
 
+/// Two output buffers of `A` and `B` bytes, filled by the liboqs call
+/// `fill`, which must report success (else a panic with `what`).
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
+#[inline(always)]
+fn filled<const A: usize, const B: usize>(
+    what: &str,
+    fill: impl FnOnce(*mut u8, *mut u8) -> bool,
+) -> ([u8; A], [u8; B]) {
+    let (mut a, mut b) = ([0u8; A], [0u8; B]);
+    assert!(fill(a.as_mut_ptr(), b.as_mut_ptr()), "{what}");
+    (a, b)
+}
+
 #[cfg(feature = "peers-liboqs")]
 impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT>
     for Liboqs<PK, SK, CT>
 {
     #[inline(always)]
     fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
-        let mut ek = [0u8; PK];
-        let mut dk = [0u8; SK];
+        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
         // SAFETY: buffers of the sizes checked in `new`.
-        let status =
-            unsafe { (self.keypair_derand)(ek.as_mut_ptr(), dk.as_mut_ptr(), seed.as_ptr()) };
-        assert!(
-            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
-            "liboqs keygen failed"
-        );
-        (ek, dk)
+        filled("liboqs keygen failed", |ek, dk| {
+            matches!(
+                unsafe { (self.keypair_derand)(ek, dk, seed.as_ptr()) },
+                OQS_SUCCESS
+            )
+        })
     }
 
     #[inline(always)]
     fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
-        let mut ct = [0u8; CT];
-        let mut ss = [0u8; 32];
+        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
         liboqs_rng::set_coins(m);
         // SAFETY: buffers of the sizes checked in `new`; the RNG callback
         // hands out m.
-        let status = unsafe { (self.encaps)(ct.as_mut_ptr(), ss.as_mut_ptr(), ek.as_ptr()) };
-        assert!(
-            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
-            "liboqs rejected its ek"
-        );
-        (ct, ss)
+        filled("liboqs rejected its ek", |ct, ss| {
+            matches!(unsafe { (self.encaps)(ct, ss, ek.as_ptr()) }, OQS_SUCCESS)
+        })
     }
 
     #[inline(always)]
     fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
-        let mut ss = [0u8; 32];
-        // SAFETY: buffers of the sizes checked in `new`.
-        let status = unsafe { (self.decaps)(ss.as_mut_ptr(), ct.as_ptr(), dk.as_ptr()) };
-        assert!(
-            matches!(status, oqs::ffi::common::OQS_STATUS::OQS_SUCCESS),
-            "liboqs rejected its dk"
-        );
+        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
+        // SAFETY: a 32-byte shared-secret buffer; ct and dk of the sizes
+        // checked in `new`.
+        let (ss, []) = filled("liboqs rejected its dk", |ss, _| {
+            matches!(
+                unsafe { (self.decaps)(ss, ct.as_ptr(), dk.as_ptr()) },
+                OQS_SUCCESS
+            )
+        });
         ss
     }
 }
@@ -536,45 +511,6 @@ mod liboqs_system_ffi {
         pub(super) fn OQS_CPU_has_extension(ext: c_int) -> c_int;
         pub(super) fn OQS_KEM_new(method_name: *const c_char) -> *mut OqsKemHead;
         pub(super) fn OQS_KEM_free(kem: *mut OqsKemHead);
-
-        fn OQS_KEM_ml_kem_512_keypair_derand(
-            pk: *mut u8,
-            sk: *mut u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_512_encaps_derand(
-            ct: *mut u8,
-            ss: *mut u8,
-            pk: *const u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_512_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
-
-        fn OQS_KEM_ml_kem_768_keypair_derand(
-            pk: *mut u8,
-            sk: *mut u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_768_encaps_derand(
-            ct: *mut u8,
-            ss: *mut u8,
-            pk: *const u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_768_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
-
-        fn OQS_KEM_ml_kem_1024_keypair_derand(
-            pk: *mut u8,
-            sk: *mut u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_1024_encaps_derand(
-            ct: *mut u8,
-            ss: *mut u8,
-            pk: *const u8,
-            seed: *const u8,
-        ) -> OqsStatus;
-        fn OQS_KEM_ml_kem_1024_decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
     }
 
     /// One parameter set: its liboqs name and functions.
@@ -585,24 +521,44 @@ mod liboqs_system_ffi {
         pub(super) decaps: Decaps,
     }
 
-    pub(super) const ML_KEM_512: Functions = Functions {
-        name: c"ML-KEM-512",
-        keypair_derand: OQS_KEM_ml_kem_512_keypair_derand,
-        encaps_derand: OQS_KEM_ml_kem_512_encaps_derand,
-        decaps: OQS_KEM_ml_kem_512_decaps,
-    };
-    pub(super) const ML_KEM_768: Functions = Functions {
-        name: c"ML-KEM-768",
-        keypair_derand: OQS_KEM_ml_kem_768_keypair_derand,
-        encaps_derand: OQS_KEM_ml_kem_768_encaps_derand,
-        decaps: OQS_KEM_ml_kem_768_decaps,
-    };
-    pub(super) const ML_KEM_1024: Functions = Functions {
-        name: c"ML-KEM-1024",
-        keypair_derand: OQS_KEM_ml_kem_1024_keypair_derand,
-        encaps_derand: OQS_KEM_ml_kem_1024_encaps_derand,
-        decaps: OQS_KEM_ml_kem_1024_decaps,
-    };
+    /// Declares one parameter set's three functions and `$set`, the
+    /// [`Functions`] that names them.
+    macro_rules! parameter_set {
+        ($set:ident, $name:literal, $keypair:ident, $encaps:ident, $decaps:ident) => {
+            unsafe extern "C" {
+                fn $keypair(pk: *mut u8, sk: *mut u8, seed: *const u8) -> OqsStatus;
+                fn $encaps(ct: *mut u8, ss: *mut u8, pk: *const u8, seed: *const u8) -> OqsStatus;
+                fn $decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
+            }
+            pub(super) const $set: Functions = Functions {
+                name: $name,
+                keypair_derand: $keypair,
+                encaps_derand: $encaps,
+                decaps: $decaps,
+            };
+        };
+    }
+    parameter_set!(
+        ML_KEM_512,
+        c"ML-KEM-512",
+        OQS_KEM_ml_kem_512_keypair_derand,
+        OQS_KEM_ml_kem_512_encaps_derand,
+        OQS_KEM_ml_kem_512_decaps
+    );
+    parameter_set!(
+        ML_KEM_768,
+        c"ML-KEM-768",
+        OQS_KEM_ml_kem_768_keypair_derand,
+        OQS_KEM_ml_kem_768_encaps_derand,
+        OQS_KEM_ml_kem_768_decaps
+    );
+    parameter_set!(
+        ML_KEM_1024,
+        c"ML-KEM-1024",
+        OQS_KEM_ml_kem_1024_keypair_derand,
+        OQS_KEM_ml_kem_1024_encaps_derand,
+        OQS_KEM_ml_kem_1024_decaps
+    );
 }
 
 /// The `peers-liboqs-system` peer on top of [`liboqs_system_ffi`]: what the
@@ -613,7 +569,7 @@ mod liboqs_system {
     use std::sync::Once;
 
     use super::liboqs_system_ffi::{self as ffi, OQS_SUCCESS};
-    use super::LiboqsKem;
+    use super::{filled, LiboqsKem};
 
     /// `OQS_init` (CPU detection), once.
     fn init() {
@@ -794,34 +750,28 @@ mod liboqs_system {
     impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT> for Kem<PK, SK, CT> {
         #[inline(always)]
         fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
-            let mut ek = [0u8; PK];
-            let mut dk = [0u8; SK];
             // SAFETY: buffers of the sizes checked in `new`.
-            let status =
-                unsafe { (self.keypair_derand)(ek.as_mut_ptr(), dk.as_mut_ptr(), seed.as_ptr()) };
-            assert_eq!(status, OQS_SUCCESS, "liboqs keygen failed");
-            (ek, dk)
+            filled("liboqs keygen failed", |ek, dk| {
+                OQS_SUCCESS == unsafe { (self.keypair_derand)(ek, dk, seed.as_ptr()) }
+            })
         }
 
         #[inline(always)]
         fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
-            let mut ct = [0u8; CT];
-            let mut ss = [0u8; 32];
             // SAFETY: buffers of the sizes checked in `new` (m: the 32-byte
             // encaps seed).
-            let status = unsafe {
-                (self.encaps_derand)(ct.as_mut_ptr(), ss.as_mut_ptr(), ek.as_ptr(), m.as_ptr())
-            };
-            assert_eq!(status, OQS_SUCCESS, "liboqs rejected its ek");
-            (ct, ss)
+            filled("liboqs rejected its ek", |ct, ss| {
+                OQS_SUCCESS == unsafe { (self.encaps_derand)(ct, ss, ek.as_ptr(), m.as_ptr()) }
+            })
         }
 
         #[inline(always)]
         fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
-            let mut ss = [0u8; 32];
-            // SAFETY: buffers of the sizes checked in `new`.
-            let status = unsafe { (self.decaps)(ss.as_mut_ptr(), ct.as_ptr(), dk.as_ptr()) };
-            assert_eq!(status, OQS_SUCCESS, "liboqs rejected its dk");
+            // SAFETY: a 32-byte shared-secret buffer; ct and dk of the sizes
+            // checked in `new`.
+            let (ss, []) = filled("liboqs rejected its dk", |ss, _| {
+                OQS_SUCCESS == unsafe { (self.decaps)(ss, ct.as_ptr(), dk.as_ptr()) }
+            });
             ss
         }
     }
