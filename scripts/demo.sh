@@ -117,13 +117,14 @@ else
     report_args=()
 fi
 cargo build --release -q -p test-tools --features profiling --bin speed-compare --bin report --bin charts
-target/release/speed-compare --openssl "$speed_openssl" --provider-dir "$module_dir" "${speed_args[@]}" \
+bin=${CARGO_TARGET_DIR:-target}/release
+"$bin"/speed-compare --openssl "$speed_openssl" --provider-dir "$module_dir" "${speed_args[@]}" \
     --csv "$out/speed.csv" --json "$out/speed.json" --raw-dir "$out/speed-raw" \
     ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 |
     tee "$out/speed.txt"
 
 step "6/6 measurement report and charts"
-target/release/report --out "$out/report" --module "$module_dir/mlkem.so" \
+"$bin"/report --out "$out/report" --module "$module_dir/mlkem.so" \
     --openssl "$speed_openssl" --speed-csv "$out/speed.csv" "${report_args[@]}" >/dev/null
 png=()
 command -v rsvg-convert >/dev/null 2>&1 && png=(--png)
