@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing (libFuzzer, through cargo-fuzz) on the stable
-# toolchain:
+# Coverage-guided fuzzing (libFuzzer, through cargo-fuzz), with
+# AddressSanitizer on the nightly toolchain or without a sanitizer on stable:
 #
-#   scripts/fuzz.sh [--seconds N] [TARGET...]
+#   scripts/fuzz.sh [--seconds N] [--sanitizer address|none] [TARGET...]
 #
 #   parse_and_decapsulate  kem-core/fuzz: ek/dk/seed/ct bytes parsed and
 #                          used on every backend, checked against an
@@ -21,16 +21,30 @@
 # target/fuzz-artifacts/ and its path is printed (replay: the target binary
 # with that file as argument).
 #
-# Stable Rust: cargo-fuzz's default AddressSanitizer needs nightly
-# (-Zsanitizer), so targets are built with `--sanitizer none`. cargo-fuzz
-# then passes only stable codegen options: -Cpasses=sancov-module,
-# -Cllvm-args=-sanitizer-coverage-{level=4,inline-8bit-counters,pc-table,
-# trace-compares,stack-depth}, --cfg fuzzing, -Cdebug-assertions (overflow
-# checks and Rust's unsafe-precondition checks on). No RUSTC_BOOTSTRAP. What
-# is lost is ASan: an out-of-bounds access in unsafe code is found only if
-# it crashes or trips a precondition check.
+# --sanitizer address (the default when a nightly toolchain is installed;
+# `rustup toolchain install nightly`): `cargo +nightly fuzz build`, cargo-fuzz's
+# default, which adds -Zsanitizer=address to its coverage flags. Instrumented:
+# every Rust crate compiled for the target (the harness, kem-core, the
+# provider, their dependencies). Not instrumented: Rust's std (prebuilt;
+# -Zbuild-std needs the network), libFuzzer itself, and the system's
+# libcrypto.so.3 that ossl_params drives (OpenSSL 3.0, as Debian ships it).
+# ASan still sees what libcrypto does to memory through the allocator and the
+# libc functions it intercepts: a libcrypto memcpy past the end of a buffer
+# our code allocated, a double free or a use after free of a block either
+# side allocated is reported; a plain load or store inside libcrypto is not.
+# LeakSanitizer runs at exit of each input (libFuzzer's -detect_leaks=1).
 #
-# Corpora live in target/fuzz-corpus/<target>/ (never committed), seeded
+# --sanitizer none (the default without nightly): stable Rust, cargo-fuzz's
+# `--sanitizer none`. cargo-fuzz then passes only stable codegen options:
+# -Cpasses=sancov-module, -Cllvm-args=-sanitizer-coverage-{level=4,
+# inline-8bit-counters,pc-table,trace-compares,stack-depth}, --cfg fuzzing,
+# -Cdebug-assertions (overflow checks and Rust's unsafe-precondition checks
+# on). No RUSTC_BOOTSTRAP. What is lost is ASan: an out-of-bounds access in
+# unsafe code is found only if it crashes or trips a precondition check.
+#
+# Builds go to target/fuzz-asan or target/fuzz (one per sanitizer, so that
+# switching does not rebuild). Corpora live in target/fuzz-corpus/<target>/
+# (shared by both; never committed), seeded
 # from the vectors in ../shared/vectors (or $MLKEM_VECTORS_DIR; needs jq) and
 # from keys `openssl genpkey` makes with our provider in all six private key
 # formats (DER and PEM). Inputs that once crashed are committed in
@@ -43,13 +57,21 @@ usage() {
     sed -n '2,/with that file as argument/p' "$0" | sed 's/^# \{0,1\}//'
 }
 
+have_nightly() { rustup run nightly rustc --version >/dev/null 2>&1; }
+
 seconds=300
+sanitizer=
 targets=()
 while (($#)); do
     case $1 in
         --seconds)
             [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fuzz: --seconds needs a number" >&2; exit 2; }
             seconds=$2
+            shift 2
+            ;;
+        --sanitizer)
+            [[ ${2:-} =~ ^(address|none)$ ]] || { echo "fuzz: --sanitizer takes address or none" >&2; exit 2; }
+            sanitizer=$2
             shift 2
             ;;
         -h | --help) usage; exit 0 ;;
@@ -79,12 +101,29 @@ for t in "${targets[@]}"; do crate_of "$t" >/dev/null; done
 
 source scripts/setup.sh >&2
 
+if [ -z "$sanitizer" ]; then
+    if have_nightly; then
+        sanitizer=address
+    else
+        sanitizer=none
+        echo "fuzz: no nightly toolchain: --sanitizer none (rustup toolchain install nightly for ASan)" >&2
+    fi
+fi
+toolchain=()
+if [ "$sanitizer" = address ]; then
+    have_nightly || { echo "fuzz: --sanitizer address needs the nightly toolchain (rustup toolchain install nightly)" >&2; exit 1; }
+    toolchain=(+nightly)
+fi
+
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz: installing cargo-fuzz (crates.io)" >&2
     cargo install cargo-fuzz --version '^0.13' --locked >&2
 fi
 
-fuzz_dir=$root/target/fuzz
+case $sanitizer in
+    address) fuzz_dir=$root/target/fuzz-asan ;;
+    none) fuzz_dir=$root/target/fuzz ;;
+esac
 corpus_root=$root/target/fuzz-corpus
 artifact_root=$root/target/fuzz-artifacts
 log_root=$root/target/fuzz-logs
@@ -96,8 +135,8 @@ for crate in kem-core provider; do
     wanted=()
     for t in "${targets[@]}"; do [ "$(crate_of "$t")" = "$crate" ] && wanted+=("$t"); done
     for t in "${wanted[@]}"; do
-        echo "fuzz: building $t ($crate/fuzz, --sanitizer none)" >&2
-        (cd "$crate" && cargo fuzz build --sanitizer none --target-dir "$fuzz_dir" "$t" >&2)
+        echo "fuzz: building $t ($crate/fuzz, --sanitizer $sanitizer${toolchain:+, ${toolchain[*]}})" >&2
+        (cd "$crate" && cargo "${toolchain[@]}" fuzz build --sanitizer "$sanitizer" --target-dir "$fuzz_dir" "$t" >&2)
     done
 done
 
@@ -320,7 +359,7 @@ for t in "${targets[@]}"; do
     if ((crashes)); then
         crashed=1
         grep -E -A1 "panicked at" "$log" | head -4 >&2 || true
-        grep -E "ERROR: libFuzzer|SUMMARY: libFuzzer" "$log" | head -2 >&2 || true
+        grep -E "ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|SUMMARY: (libFuzzer|AddressSanitizer)" "$log" | head -4 >&2 || true
         while read -r a; do echo "fuzz: $t: CRASH: $a" >&2; done <<<"$artifacts"
     fi
     results+=("$(printf '%-22s %11s %7s %6s %6s %12s %6s %7s' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$files" "$crashes")")
@@ -332,4 +371,4 @@ if ((crashed)); then
     echo "fuzz: FAILED: crash inputs are listed above (replay: $bin_dir/<target> <input>)" >&2
     exit 1
 fi
-echo "fuzz: ${#targets[@]} target(s), ${seconds}s each, no crashes"
+echo "fuzz: ${#targets[@]} target(s), ${seconds}s each, --sanitizer $sanitizer, no crashes"
