@@ -10,7 +10,11 @@
 //! `MLKEM_LOAD_CYCLES` sets the number of cycles (default 1,000, about 2 s).
 //! Resident memory is read after cycle 100 (when OpenSSL's caches, the
 //! provider's statics and the allocator's arenas have settled) and after
-//! the last cycle; it may grow by at most `RSS_SLACK_KIB`.
+//! the last cycle; it may grow by at most `RSS_SLACK_KIB`, or by
+//! `MLKEM_LOAD_CYCLES_RSS_SLACK_KIB` where a sanitizer's own bookkeeping
+//! grows with every load (`scripts/sanitizers.sh tsan`: ThreadSanitizer
+//! keeps about 11 KiB per cycle; leaks are LeakSanitizer's and valgrind's
+//! to find).
 
 mod common;
 
@@ -31,6 +35,17 @@ const SETS: [(&str, usize, usize); 3] = [
 const RSS_BASELINE_CYCLE: usize = 100;
 /// How much resident memory may grow from the baseline to the last cycle.
 const RSS_SLACK_KIB: u64 = 1024;
+
+/// `MLKEM_LOAD_CYCLES_RSS_SLACK_KIB`, or [`RSS_SLACK_KIB`].
+fn rss_slack_kib() -> u64 {
+    match std::env::var("MLKEM_LOAD_CYCLES_RSS_SLACK_KIB") {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("MLKEM_LOAD_CYCLES_RSS_SLACK_KIB={text:?} is not a number")),
+        Err(_) => RSS_SLACK_KIB,
+    }
+}
 
 /// The tests of this binary read the process's resident memory: one at a
 /// time.
@@ -93,14 +108,15 @@ fn provider_load_unload_cycles() {
     let baseline = baseline.expect("more cycles than the baseline cycle");
     let last = resident_kib();
     let growth = last.saturating_sub(baseline);
+    let slack = rss_slack_kib();
     println!(
         "load cycles: {cycles} provider load/unload cycles in {:.2} s; VmRSS after cycle \
          {RSS_BASELINE_CYCLE}: {baseline} KiB, after cycle {cycles}: {last} KiB \
-         (growth {growth} KiB, allowed {RSS_SLACK_KIB} KiB)",
+         (growth {growth} KiB, allowed {slack} KiB)",
         start.elapsed().as_secs_f64()
     );
     assert!(
-        growth <= RSS_SLACK_KIB,
+        growth <= slack,
         "resident memory grew by {growth} KiB over {} load/unload cycles \
          ({baseline} -> {last} KiB): a leak per cycle",
         cycles - RSS_BASELINE_CYCLE
