@@ -10,7 +10,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 need_packages=()
 for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || need_packages+=("$pkg")
+    # With a second architecture installed (scripts/aarch64.sh adds
+    # libssl-dev:arm64), a bare name is ambiguous to dpkg: ask for ours too.
+    dpkg -s "$pkg" >/dev/null 2>&1 || dpkg -s "$pkg:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
+        need_packages+=("$pkg")
 done
 if ((${#need_packages[@]})); then
     echo "setup: installing ${need_packages[*]}"
