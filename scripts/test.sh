@@ -2,7 +2,9 @@
 # Runs every check of the project: formatting, clippy, the whole test suite
 # (release build: the vector and accumulated tests do tens of thousands of
 # ML-KEM operations), a short smoke run of each tool and of the demo
-# (scripts/demo.sh --quick), and the provider's CLI flows under valgrind.
+# (scripts/demo.sh --quick), the fuzzers under AddressSanitizer, the
+# threaded tests under ThreadSanitizer, the provider's CLI flows under
+# LeakSanitizer and valgrind.
 #
 # The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5, 3.6 and 4.0,
 # built here from the openssl-src crate's source by scripts/build-openssl.sh
@@ -75,8 +77,21 @@ ls "$demo_dir"/charts/*.svg >/dev/null
 rm -rf "$demo_dir"
 echo "demo --quick: ok"
 
-echo "== fuzzing, smoke: 20 s per target (scripts/fuzz.sh runs 300 s by default)"
-bash scripts/fuzz.sh --seconds 20
+# The sanitizers need the nightly toolchain (the CI image has it): CI fails
+# without it; elsewhere fuzzing runs without ASan and TSan is skipped.
+if rustup run nightly rustc --version >/dev/null 2>&1 || [ "${CI:-}" = true ]; then
+    fuzz_sanitizer=address
+    sanitizers=(tsan lsan)
+else
+    fuzz_sanitizer=none
+    sanitizers=(lsan)
+    echo "(no nightly toolchain: fuzzing without AddressSanitizer, no ThreadSanitizer)"
+fi
+echo "== fuzzing, smoke: 20 s per target, --sanitizer $fuzz_sanitizer (scripts/fuzz.sh runs 300 s by default)"
+bash scripts/fuzz.sh --sanitizer "$fuzz_sanitizer" --seconds 20
+
+echo "== ${sanitizers[*]}: the threaded tests under ThreadSanitizer, the CLI flows under LeakSanitizer (short forms)"
+MLKEM_MODULE_DIR="$provider_dir" bash scripts/sanitizers.sh --quick "${sanitizers[@]}"
 
 echo "== constant time: kem-core with secrets tainted, under valgrind"
 bash scripts/ct-taint.sh
