@@ -79,7 +79,7 @@ echo "demo --quick: ok"
 
 # The sanitizers need the nightly toolchain (the CI image has it): CI fails
 # without it; elsewhere fuzzing runs without ASan and TSan is skipped.
-if rustup run nightly rustc --version >/dev/null 2>&1 || [ "${CI:-}" = true ]; then
+if rustup run nightly rustc --version >/dev/null 2>&1 || in_ci; then
     fuzz_sanitizer=address
     sanitizers=(tsan lsan)
 else
@@ -92,6 +92,10 @@ bash scripts/fuzz.sh --sanitizer "$fuzz_sanitizer" --seconds 20
 
 echo "== ${sanitizers[*]}: the threaded tests under ThreadSanitizer, the CLI flows under LeakSanitizer (short forms)"
 MLKEM_MODULE_DIR="$provider_dir" bash scripts/sanitizers.sh --quick "${sanitizers[@]}"
+if [ "$fuzz_sanitizer" = address ]; then
+    echo "== the TLS man in the middle under AddressSanitizer (short form; scripts/tls-mitm.sh runs the long one)"
+    bash scripts/tls-mitm.sh --asan
+fi
 
 echo "== constant time: kem-core with secrets tainted, under valgrind"
 bash scripts/ct-taint.sh
