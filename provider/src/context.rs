@@ -35,11 +35,9 @@ pub(crate) struct ProvCtx {
     pub(crate) input_formats: Vec<PrivateKeyFormat>,
     /// Whether keys keep their seed (`ml-kem.retain_seed`).
     pub(crate) retain_seed: bool,
-    /// Bytes per hex line of `-text` output, as the loading OpenSSL prints
-    /// its own keys.
-    pub(crate) text_bytes_per_line: usize,
-    /// The major version of the OpenSSL that loaded this instance: which
-    /// classical key types its EVP offers the hybrids.
+    /// The major version of the OpenSSL that loaded this instance: how it
+    /// prints keys, and which classical key types its EVP offers the
+    /// hybrids.
     pub(crate) core_major: u32,
 }
 
@@ -54,21 +52,25 @@ impl ProvCtx {
     /// context.
     pub(crate) fn new(instance: Instance, core: &Core) -> Result<Self> {
         let (output_formats, input_formats, retain_seed) = configure(instance)?;
-        let core_major = core_major_version(instance);
         Ok(Self {
             instance,
             libctx: core.child_libctx()?,
             output_formats,
             input_formats,
             retain_seed,
-            text_bytes_per_line: crate::codec::bytes_per_line(core_major),
-            core_major,
+            core_major: core_major_version(instance),
         })
     }
 
     /// Fills `out` from OpenSSL's DRBG at `strength` bits.
     pub(crate) fn random(&self, out: &mut [u8], strength: u32) -> Result<()> {
         self.libctx.random_bytes(out, strength)
+    }
+
+    /// Bytes per hex line of `-text` output, as the loading OpenSSL prints
+    /// its own keys.
+    pub(crate) fn text_bytes_per_line(&self) -> usize {
+        crate::codec::bytes_per_line(self.core_major)
     }
 
     /// This instance, for objects to remember and errors to go through.
@@ -86,7 +88,6 @@ impl ProvCtx {
             output_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             input_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             retain_seed: true,
-            text_bytes_per_line: crate::codec::bytes_per_line(3),
             core_major: 3,
         }))
     }

@@ -221,7 +221,7 @@ impl<const KIND: usize> Encoder for MlKemEncoder<KIND> {
                     dk.as_deref().map(Vec::as_slice),
                     Some(data.public_key()),
                     private,
-                    ctx.prov.text_bytes_per_line,
+                    ctx.prov.text_bytes_per_line(),
                 )
                 .map_err(codec_error)?;
                 Zeroizing::new(text.as_bytes().to_vec())
