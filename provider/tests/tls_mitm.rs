@@ -461,10 +461,10 @@ fn report(rows: &[Row]) {
         .map(|r| format!("{} s_server / {}", r.series, r.client))
         .collect();
     println!(
-        "tls-mitm: {} tampered handshakes ({} groups x 2 sides; {:?}), each followed by an honest one",
+        "tls-mitm: {} tampered handshakes ({} groups x 2 sides; {}), each followed by an honest one",
         rows.len(),
         groups.len(),
-        pairs
+        pairs.into_iter().collect::<Vec<_>>().join(", ")
     );
     for (key, n) in &counts {
         println!("tls-mitm:   {n:>4}  {key}");
