@@ -506,14 +506,18 @@ impl<'c> Connection<'c> {
     /// `SSL_get_negotiated_group`: a NID, or [`TLSEXT_NID_UNKNOWN`] | code
     /// point for a group without one.
     fn negotiated_group(&self) -> c_long {
-        negotiated_group(self.ssl.as_ptr())
+        // SAFETY: `self.ssl` is live while this connection is.
+        unsafe { negotiated_group(self.ssl.as_ptr()) }
     }
 }
 
-/// `SSL_get_negotiated_group` of a live `ssl`.
-fn negotiated_group(ssl: *mut ffi::SSL) -> c_long {
-    // SAFETY: the caller's live SSL; this control reads state and takes no
-    // pointer.
+/// `SSL_get_negotiated_group`.
+///
+/// # Safety
+/// `ssl` is a live `SSL`.
+unsafe fn negotiated_group(ssl: *mut ffi::SSL) -> c_long {
+    // SAFETY: a live SSL (the caller's contract); this control reads state
+    // and takes no pointer.
     unsafe { ffi::SSL_ctrl(ssl, SSL_CTRL_GET_NEGOTIATED_GROUP, 0, ptr::null_mut()) }
 }
 
@@ -779,7 +783,8 @@ fn external_handshake(
     let _ = tcp.set_nodelay(true);
     let ssl = Ssl::new(context).map_err(|e| format!("SSL_new: {e}"))?;
     let mut tls = ssl.connect(tcp).map_err(|e| format!("handshake: {e}"))?;
-    let reported = negotiated_group(tls.ssl().as_ptr());
+    // SAFETY: `tls` owns this live SSL for the whole call.
+    let reported = unsafe { negotiated_group(tls.ssl().as_ptr()) };
     if known.is_some_and(|k| !k.matches(reported)) {
         return Err(format!("negotiated group {reported:#x}"));
     }
@@ -884,7 +889,7 @@ fn run_external(args: &Args, address: &str) -> Result<(), String> {
     let ours = Library::load(Some(&args.provider_dir), "mlkem")?;
     let budget = args.budget().to_string();
     println!(
-        "tls-bench: client of {address}, {}, providers mlkem ({}) + default; {budget} per          group, {} connections in flight; full TLS 1.3 handshakes (no resumption) + GET /",
+        "tls-bench: client of {address}, {}, providers mlkem ({}) + default; {budget} per group, {} connections in flight; full TLS 1.3 handshakes (no resumption) + GET /",
         openssl::version::version(),
         args.provider_dir.display(),
         args.in_flight
