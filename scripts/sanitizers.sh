@@ -28,7 +28,8 @@
 #       seen, while its pthread locks, thread creation and joins are (TSan
 #       intercepts them), so OpenSSL's locking of its own stores orders our
 #       accesses as it should. scripts/tsan.supp lists the suppressions
-#       (libtest's result channel, the Arc of std::thread::scope; each with
+#       (libtest's result channel, the Arc of std::thread::scope, the openssl
+#       crate's OnceLock of an ex_data index; each with
 #       its reason: fences and atomics in the precompiled std); any other
 #       report fails the run. Self-checks first: a racy program built with
 #       the same flags must be reported (its joined twin must not), and the
