@@ -322,7 +322,3 @@ pub(crate) const HYBRID_FUNCTIONS: [&[OSSL_DISPATCH]; crate::hybrid::HYBRID_COUN
     keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 3>),
     keymgmt_functions!(KeyManagement<crate::hybrid::Hybrid, 4>),
 ];
-
-#[cfg(test)]
-#[allow(unsafe_code)]
-mod zeroize_tests;

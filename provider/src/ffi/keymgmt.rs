@@ -320,3 +320,6 @@ macro_rules! keymgmt_functions {
     };
 }
 pub(crate) use keymgmt_functions;
+
+#[cfg(test)]
+mod zeroize_tests;

@@ -41,16 +41,16 @@ use std::hint::black_box;
 
 use kem_core::{DecapsulationKey, MlKem768, ParameterSet, SEED_LEN};
 
-use super::KeyManagement;
+use super::{dup, export, free, get_params};
 use crate::algorithms::{Algorithm, ML_KEM};
 use crate::context::ProvCtx;
-use crate::ffi::keymgmt::{dup, export, free, get_params};
 use crate::ffi::names;
 use crate::ffi::object::into_raw;
 use crate::ffi::params::END;
 use crate::ffi::sys::{OSSL_PARAM, OSSL_PARAM_OCTET_STRING};
 use crate::ffi::Selection;
 use crate::key::Key;
+use crate::keymgmt::KeyManagement;
 
 /// ML-KEM-768's key management, whose dispatch-table functions are tested.
 type Mgmt = KeyManagement<Algorithm, 1>;
