@@ -43,24 +43,26 @@ pub fn load_segments(image: &[u8]) -> Result<Vec<LoadSegment>, String> {
     if image[4] != 2 || image[5] != 1 {
         return Err("not a 64-bit little-endian ELF file".into());
     }
-    let phoff = read_u64(image, 0x20)? as usize;
-    let phentsize = read_u16(image, 0x36)? as usize;
-    let phnum = read_u16(image, 0x38)? as usize;
+    let phoff = u64::from_le_bytes(field(image, 0x20)?) as usize;
+    let phentsize = usize::from(u16::from_le_bytes(field(image, 0x36)?));
+    let phnum = u16::from_le_bytes(field(image, 0x38)?);
     if phentsize < PHDR_SIZE {
         return Err(format!("program header entries of {phentsize} bytes"));
     }
     let mut segments = Vec::new();
-    for index in 0..phnum {
+    for index in 0..usize::from(phnum) {
         let base = phoff
             .checked_add(index * phentsize)
             .ok_or("program header offset overflows")?;
-        if read_u32(image, base)? != PT_LOAD {
+        let word = |offset| field(image, base + offset).map(u32::from_le_bytes);
+        let size = |offset| field(image, base + offset).map(u64::from_le_bytes);
+        if word(0)? != PT_LOAD {
             continue;
         }
-        let flags = read_u32(image, base + 4)?;
+        let flags = word(4)?;
         segments.push(LoadSegment {
-            file_size: read_u64(image, base + 32)?,
-            memory_size: read_u64(image, base + 40)?,
+            file_size: size(32)?,
+            memory_size: size(40)?,
             read: flags & PF_R != 0,
             write: flags & PF_W != 0,
             execute: flags & PF_X != 0,
@@ -69,22 +71,11 @@ pub fn load_segments(image: &[u8]) -> Result<Vec<LoadSegment>, String> {
     Ok(segments)
 }
 
+/// The `N` bytes at `offset`.
 fn field<const N: usize>(image: &[u8], offset: usize) -> Result<[u8; N], String> {
     offset
         .checked_add(N)
         .and_then(|end| image.get(offset..end))
         .map(|bytes| bytes.try_into().expect("N bytes"))
         .ok_or_else(|| format!("ELF file truncated at offset {offset:#x}"))
-}
-
-fn read_u16(image: &[u8], offset: usize) -> Result<u16, String> {
-    field(image, offset).map(u16::from_le_bytes)
-}
-
-fn read_u32(image: &[u8], offset: usize) -> Result<u32, String> {
-    field(image, offset).map(u32::from_le_bytes)
-}
-
-fn read_u64(image: &[u8], offset: usize) -> Result<u64, String> {
-    field(image, offset).map(u64::from_le_bytes)
 }

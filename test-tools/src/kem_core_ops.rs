@@ -91,38 +91,34 @@ impl KemCoreAnswer {
 /// Runs kem-core on the fixed inputs with the calling thread's backend and
 /// checks the outputs (see [`KemCoreAnswer`]).
 pub fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
-    let fail = |what: &str| Err(format!("kem-core {}: {what}", P::NAME));
+    let fail = |what: String| format!("kem-core {}: {what}", P::NAME);
+    let ensure = |ok: bool, what: &str| ok.then_some(()).ok_or_else(|| fail(what.to_owned()));
     let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
     let ek = dk.encapsulation_key();
-    let ek_bytes = ek.as_bytes().to_vec();
-    let dk_bytes = dk.to_bytes().as_ref().to_vec();
-    if ek_bytes.len() != P::EK_LEN || dk_bytes.len() != P::DK_LEN {
-        return fail("wrong key lengths");
-    }
+    let (ek_bytes, dk_bytes) = (ek.as_bytes().to_vec(), dk.to_bytes().as_ref().to_vec());
+    let lengths = (ek_bytes.len(), dk_bytes.len()) == (P::EK_LEN, P::DK_LEN);
+    ensure(lengths, "wrong key lengths")?;
     let parsed_ek = EncapsulationKey::<P>::from_bytes(&ek_bytes)
-        .map_err(|e| format!("kem-core {}: ek does not parse: {e}", P::NAME))?;
+        .map_err(|e| fail(format!("ek does not parse: {e}")))?;
     let parsed_dk = DecapsulationKey::<P>::from_bytes(&dk_bytes)
-        .map_err(|e| format!("kem-core {}: dk does not parse: {e}", P::NAME))?;
-    if parsed_ek != *ek || parsed_dk.to_bytes().as_ref() != dk_bytes.as_slice() {
-        return fail("keys do not round-trip through bytes");
-    }
+        .map_err(|e| fail(format!("dk does not parse: {e}")))?;
+    let round_trip = parsed_ek == *ek && parsed_dk.to_bytes().as_ref() == dk_bytes.as_slice();
+    ensure(round_trip, "keys do not round-trip through bytes")?;
     let (ct, ss) = parsed_ek.encapsulate_deterministic(&M);
     let (ct_cached, ss_cached) = ek.encapsulate_deterministic(&M);
-    if ct != ct_cached || ss != ss_cached {
-        return fail("encaps from bytes and from the cached key differ");
-    }
+    let same = ct == ct_cached && ss == ss_cached;
+    ensure(same, "encaps from bytes and from the cached key differ")?;
     let ct_parsed = Ciphertext::<P>::from_bytes(ct.as_bytes())
-        .map_err(|e| format!("kem-core {}: ct does not parse: {e}", P::NAME))?;
-    let ss_decaps = parsed_dk.decapsulate(&ct_parsed);
-    if ss_decaps != ss || dk.decapsulate(&ct) != ss {
-        return fail("decaps does not recover the encapsulated secret");
-    }
+        .map_err(|e| fail(format!("ct does not parse: {e}")))?;
+    let recovered = parsed_dk.decapsulate(&ct_parsed) == ss && dk.decapsulate(&ct) == ss;
+    ensure(recovered, "decaps does not recover the encapsulated secret")?;
     let mut bad = ct.as_bytes().to_vec();
     bad[0] ^= 1;
     let bad = Ciphertext::<P>::from_bytes(&bad).map_err(|e| e.to_string())?;
-    if dk.decapsulate(&bad) == ss {
-        return fail("a modified ciphertext was not rejected");
-    }
+    ensure(
+        dk.decapsulate(&bad) != ss,
+        "a modified ciphertext was not rejected",
+    )?;
     Ok(KemCoreAnswer {
         ek: ek_bytes,
         dk: dk_bytes,
@@ -133,59 +129,46 @@ pub fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
 
 /// kem-core's five operations with the given backend, ready to be timed.
 pub fn kem_core_benches<P: ParameterSet>(backend: BackendKind) -> Vec<Bench<'static>> {
-    // Each closure selects its backend for the calling thread (the benches of
-    // different backends run interleaved).
-    let on = move |f: &mut dyn FnMut()| with_backend(backend, f).expect("available backend");
     let label = kem_core_label(backend);
     let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
     let ek = dk.encapsulation_key().clone();
-    let ek_bytes = ek.as_bytes().to_vec();
-    let dk_bytes = dk.to_bytes().as_ref().to_vec();
-    let (ct, _) = ek.encapsulate_deterministic(&M);
+    let (ek_bytes, dk_bytes) = (ek.as_bytes().to_vec(), dk.to_bytes().as_ref().to_vec());
+    let ct = ek.encapsulate_deterministic(&M).0;
     let ct_bytes = ct.as_bytes().to_vec();
-    let (d, z, m) = (D, Z, M);
+    let from_bytes = move || {
+        let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
+        let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
+        dk.decapsulate(&ct)
+    };
     vec![
-        Bench::new(&label, Operation::Keygen, move || {
-            let mut out = None;
-            on(&mut || {
-                out = Some(DecapsulationKey::<P>::from_seed_parts(
-                    black_box(&d),
-                    black_box(&z),
-                ))
-            });
-            out
+        on(&label, Operation::Keygen, backend, || {
+            DecapsulationKey::<P>::from_seed_parts(black_box(&D), black_box(&Z))
         }),
-        Bench::new(&label, Operation::Encaps, move || {
-            let mut out = None;
-            on(&mut || {
-                out = Some(
-                    EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes))
-                        .expect("valid ek")
-                        .encapsulate_deterministic(black_box(&m)),
-                )
-            });
-            out
+        on(&label, Operation::Encaps, backend, move || {
+            let ek = EncapsulationKey::<P>::from_bytes(black_box(&ek_bytes)).expect("valid ek");
+            ek.encapsulate_deterministic(black_box(&M))
         }),
-        Bench::new(&label, Operation::Decaps, move || {
-            let mut out = None;
-            on(&mut || {
-                let dk = DecapsulationKey::<P>::from_bytes(black_box(&dk_bytes)).expect("valid dk");
-                let ct = Ciphertext::<P>::from_bytes(black_box(&ct_bytes)).expect("valid ct");
-                out = Some(dk.decapsulate(&ct));
-            });
-            out
+        on(&label, Operation::Decaps, backend, from_bytes),
+        on(&label, Operation::EncapsCached, backend, move || {
+            black_box(&ek).encapsulate_deterministic(black_box(&M))
         }),
-        Bench::new(&label, Operation::EncapsCached, move || {
-            let mut out = None;
-            on(&mut || out = Some(black_box(&ek).encapsulate_deterministic(black_box(&m))));
-            out
-        }),
-        Bench::new(&label, Operation::DecapsCached, move || {
-            let mut out = None;
-            on(&mut || out = Some(black_box(&dk).decapsulate(black_box(&ct))));
-            out
+        on(&label, Operation::DecapsCached, backend, move || {
+            black_box(&dk).decapsulate(black_box(&ct))
         }),
     ]
+}
+
+/// A bench of `f` that selects `backend` for the calling thread on each
+/// call (the benches of different backends run interleaved).
+fn on<R: 'static>(
+    label: &str,
+    operation: Operation,
+    backend: BackendKind,
+    mut f: impl FnMut() -> R + 'static,
+) -> Bench<'static> {
+    Bench::new(label, operation, move || {
+        with_backend(backend, &mut f).expect("available backend")
+    })
 }
 
 /// Times kem-core's five operations on each of `backends`, and the `extra`
@@ -211,13 +194,17 @@ pub fn measure_kem_core<P: ParameterSet>(
 /// its text tables, and with `report` those of the report's Markdown.
 pub fn shown_columns(report: bool) -> Vec<String> {
     let unit = timer::UNIT;
-    let mut keys = vec!["implementation".to_owned(), "operation".to_owned()];
-    keys.extend([format!("median_{unit}"), format!("mean_{unit}")]);
-    match report {
-        true => keys.extend(["mean_time_us", "ops_per_sec", "n"].map(str::to_owned)),
-        false => keys.extend(["ops_per_sec", "ratio_vs_kem_core"].map(str::to_owned)),
-    }
-    keys
+    let last: &[&str] = match report {
+        true => &["mean_time_us", "ops_per_sec", "n"],
+        false => &["ops_per_sec", "ratio_vs_kem_core"],
+    };
+    let first = ["implementation".into(), "operation".into()];
+    let ticks = [format!("median_{unit}"), format!("mean_{unit}")];
+    first
+        .into_iter()
+        .chain(ticks)
+        .chain(last.iter().map(|k| k.to_string()))
+        .collect()
 }
 
 /// The measurements of one parameter set's in-process operations, the
@@ -265,11 +252,14 @@ pub fn measurement_table(
         Column::new("n", "n").right().text_only(),
         Column::new("raw trials", "raw_trials").json_only(),
     ]);
-    let median = |implementation: &str, operation| {
-        let m = measurements
-            .iter()
-            .find(|m| m.implementation == implementation && m.operation == operation);
-        m.and_then(Measurement::median_ticks).filter(|&t| t > 0)
+    // The reference's median for the same operation on the same set.
+    let reference_median = |row: &Measurement| {
+        let same = |m: &&Measurement| {
+            (m.implementation == reference && m.operation == row.operation)
+                && m.parameter_set == row.parameter_set
+        };
+        let median = measurements.iter().find(same)?.median_ticks();
+        median.filter(|&t| t > 0)
     };
     let grouped = by_operation && measurements.iter().any(|m| m.implementation != reference);
     let mut rows: Vec<&Measurement> = measurements.iter().collect();
@@ -280,33 +270,23 @@ pub fn measurement_table(
         if grouped && i > 0 && rows[i - 1].operation != m.operation {
             table.blank();
         }
-        let operation = m.operation;
-        {
-            let ticks = m.median_ticks();
-            let mean = m.mean_ticks();
-            let ratio = ticks
-                .zip(median(reference, operation))
-                .map(|(t, r)| t as f64 / r as f64);
-            let trials = serde_json::to_value(&m.trials).unwrap_or_default();
-            table.push(vec![
-                Value::text(&m.parameter_set),
-                Value::text(&m.implementation),
-                Value::text(operation.label()),
-                ticks.map_or(Value::Empty, Value::Int),
-                Value::num(mean),
-                m.min_ticks().map_or(Value::Empty, Value::Int),
-                Value::num(mean.map(|t| t / counter_hz * 1e6)),
-                Value::Num(m.ops_per_sec()),
-                Value::num(ratio),
-                Value::Int(m.operations()),
-                Value::text(format!(
-                    "{} × {}",
-                    m.trials.len(),
-                    m.operations() / m.trials.len().max(1) as u64
-                )),
-                Value::Json(trials),
-            ]);
-        }
+        let (ticks, mean, calls) = (m.median_ticks(), m.mean_ticks(), m.operations());
+        let ratio = ticks.zip(reference_median(m));
+        let per_trial = calls / m.trials.len().max(1) as u64;
+        table.push(vec![
+            Value::text(&m.parameter_set),
+            Value::text(&m.implementation),
+            Value::text(m.operation.label()),
+            ticks.map_or(Value::Empty, Value::Int),
+            Value::num(mean),
+            m.min_ticks().map_or(Value::Empty, Value::Int),
+            Value::num(mean.map(|t| t / counter_hz * 1e6)),
+            Value::Num(m.ops_per_sec()),
+            Value::num(ratio.map(|(t, r)| t as f64 / r as f64)),
+            Value::Int(calls),
+            Value::text(format!("{} × {per_trial}", m.trials.len())),
+            Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
+        ]);
     }
     table
 }

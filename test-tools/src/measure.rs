@@ -1,14 +1,8 @@
 //! The measurement model every benchmark tool shares: what ran (an
-//! implementation's operation on a parameter set), its timed [`Trial`]s,
-//! and the statistics over them; plus the interleaved timing of in-process
-//! operations ([`Bench`], [`measure_trials`]).
-//!
-//! A trial is one timed batch: `bench` and `report` time every call of a
-//! batch with the [`timer`](crate::timer) counter, `evp-bench` times a loop
-//! as a whole, `tls-bench` counts handshakes in a time budget and
-//! `speed-compare` reads the rate `openssl speed` printed. The tables, CSV
-//! and JSON of every tool are rendered from [`Measurement`]s by
-//! [`crate::table`].
+//! implementation's operation on a parameter set), its timed [`Trial`]s and
+//! the statistics over them, plus the interleaved per-call timing of
+//! in-process operations ([`Bench`], [`measure_trials`]). [`crate::table`]
+//! renders [`Measurement`]s.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -25,8 +19,7 @@ pub enum Operation {
     Keygen,
     /// Encapsulation (from the serialized encapsulation key in process).
     Encaps,
-    /// Decapsulation (from the serialized decapsulation key and ciphertext
-    /// in process).
+    /// Decapsulation (from the serialized decapsulation key and ciphertext).
     Decaps,
     /// Encaps with an already parsed (expanded) encapsulation key.
     EncapsCached,
@@ -60,8 +53,8 @@ impl Operation {
         }
     }
 
-    /// The operation a word of `openssl speed` output names: `keygen`,
-    /// `keygens` or `genkey`; `encaps` or `encap`; `decaps` or `decap`.
+    /// The operation a word of `openssl speed` output names (`keygen`,
+    /// `keygens`, `genkey`, `encaps`, `encap`, `decaps`, `decap`).
     pub fn from_word(word: &str) -> Option<Self> {
         match word {
             "keygen" | "keygens" | "genkey" => Some(Operation::Keygen),
@@ -123,11 +116,8 @@ impl Trial {
     /// A rate someone else measured (`openssl speed`'s ops/s).
     pub fn rate(ops_per_sec: f64) -> Self {
         Trial {
-            operations: 0,
-            seconds: 0.0,
             ops_per_sec,
-            ticks: None,
-            per_call: None,
+            ..Trial::timed(0, 0.0, None)
         }
     }
 
@@ -137,17 +127,12 @@ impl Trial {
         samples.sort_unstable();
         let n = samples.len();
         let per_call = (n > 0).then(|| {
-            let median = if n % 2 == 1 {
-                samples[n / 2]
-            } else {
-                // The mean of the two middle values, without overflow.
-                let (a, b) = (samples[n / 2 - 1], samples[n / 2]);
-                a / 2 + b / 2 + (a % 2 + b % 2) / 2
-            };
-            PerCall {
-                median,
-                min: samples[0],
-            }
+            // The mean of the two middle values (the same one when n is
+            // odd), without overflow.
+            let (a, b) = (samples[(n - 1) / 2], samples[n / 2]);
+            let median = a / 2 + b / 2 + (a % 2 + b % 2) / 2;
+            let min = samples[0];
+            PerCall { median, min }
         });
         let ticks: u128 = samples.iter().map(|&s| u128::from(s)).sum();
         Trial {
@@ -156,12 +141,10 @@ impl Trial {
         }
     }
 
-    /// Seconds per operation in this batch.
-    pub fn seconds_per_op(&self) -> f64 {
-        if self.operations > 0 {
-            self.seconds / self.operations as f64
-        } else {
-            1.0 / self.ops_per_sec
+    fn seconds_per_op(&self) -> f64 {
+        match self.operations {
+            0 => 1.0 / self.ops_per_sec,
+            n => self.seconds / n as f64,
         }
     }
 }
@@ -201,12 +184,12 @@ impl Measurement {
 
     /// The median over trials of operations per second.
     pub fn ops_per_sec(&self) -> f64 {
-        median_of(self.trials.iter().map(|t| t.ops_per_sec))
+        median(self.trials.iter().map(|t| t.ops_per_sec)).unwrap_or(f64::NAN)
     }
 
     /// The median over trials of seconds per operation.
     pub fn median_seconds_per_op(&self) -> f64 {
-        median_of(self.trials.iter().map(Trial::seconds_per_op))
+        median(self.trials.iter().map(Trial::seconds_per_op)).unwrap_or(f64::NAN)
     }
 
     /// Seconds per operation over all trials.
@@ -228,7 +211,7 @@ impl Measurement {
             .iter()
             .map(|t| Some(t.per_call?.median as f64))
             .collect();
-        median(&medians?).map(|m| m.round() as u64)
+        median(medians?).map(|m| m.round() as u64)
     }
 
     /// The fastest call of any trial, when every call was timed.
@@ -240,19 +223,11 @@ impl Measurement {
 
 /// The median of `values` (the mean of the middle two for an even count);
 /// `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
+fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.into_iter().collect();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
-    }
-}
-
-fn median_of(values: impl Iterator<Item = f64>) -> f64 {
-    median(&values.collect::<Vec<_>>()).unwrap_or(f64::NAN)
+    (n > 0).then(|| (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0)
 }
 
 /// How many times to run an operation.
@@ -271,7 +246,9 @@ pub struct Bench<'a> {
     pub implementation: String,
     /// What is measured.
     pub operation: Operation,
-    run: Box<dyn Timed + 'a>,
+    /// `run(true)` calls the operation, keeping its result; `run(false)`
+    /// drops the kept result (outside the timed region).
+    run: Box<dyn FnMut(bool) + 'a>,
 }
 
 impl<'a> Bench<'a> {
@@ -281,43 +258,24 @@ impl<'a> Bench<'a> {
     pub fn new<R: 'a, F: FnMut() -> R + 'a>(
         implementation: impl Into<String>,
         operation: Operation,
-        f: F,
+        mut f: F,
     ) -> Self {
+        let mut out: Option<R> = None;
+        let run = Box::new(move |keep: bool| match keep {
+            true => out = Some(black_box(f())),
+            false => drop(black_box(out.take())),
+        });
+        let implementation = implementation.into();
         Self {
-            implementation: implementation.into(),
+            implementation,
             operation,
-            run: Box::new(Slot { f, out: None }),
+            run,
         }
     }
 
     fn call(&mut self) {
-        self.run.call();
-        self.run.discard();
-    }
-}
-
-/// A closure and a slot for its last result.
-trait Timed {
-    /// Runs the closure once, keeping the result.
-    fn call(&mut self);
-    /// Drops the kept result.
-    fn discard(&mut self);
-}
-
-struct Slot<F, R> {
-    f: F,
-    out: Option<R>,
-}
-
-impl<R, F: FnMut() -> R> Timed for Slot<F, R> {
-    fn call(&mut self) {
-        // `out` is empty here (see `discard`), so nothing is dropped inside
-        // the timed region.
-        self.out = Some(black_box((self.f)()));
-    }
-
-    fn discard(&mut self) {
-        drop(black_box(self.out.take()));
+        (self.run)(true);
+        (self.run)(false);
     }
 }
 
@@ -356,9 +314,9 @@ pub fn measure_trials(
                 let wall = Instant::now();
                 for _ in 0..chunk {
                     let start = timer::now();
-                    bench.run.call();
+                    (bench.run)(true);
                     let end = timer::now();
-                    bench.run.discard();
+                    (bench.run)(false);
                     samples[i].push(end.wrapping_sub(start));
                 }
                 elapsed[i] += wall.elapsed().as_secs_f64();

@@ -67,9 +67,7 @@ fn cpuinfo_field(name: &str) -> Option<String> {
 }
 
 fn logical_cpus() -> Option<String> {
-    std::thread::available_parallelism()
-        .ok()
-        .map(|n| n.to_string())
+    Some(std::thread::available_parallelism().ok()?.to_string())
 }
 
 /// The SIMD flags that matter to kem-core's backends, as the CPU reports
@@ -81,17 +79,15 @@ fn cpu_flags() -> Option<String> {
         .into_iter()
         .filter(|w| flags.split_whitespace().any(|f| f == *w))
         .collect();
-    Some(if present.is_empty() {
-        "none of avx2/avx512".to_owned()
-    } else {
-        present.join(" ")
-    })
+    match present.is_empty() {
+        true => Some("none of avx2/avx512".to_owned()),
+        false => Some(present.join(" ")),
+    }
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
     let text = fs::read_to_string(path).ok()?;
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
+    Some(text.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
 fn read_khz(path: &str) -> Option<String> {
@@ -101,23 +97,15 @@ fn read_khz(path: &str) -> Option<String> {
 
 fn memory_total() -> Option<String> {
     let text = fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?;
+    let kib: f64 = line.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(format!("{:.1} GiB", kib / (1024.0 * 1024.0)))
 }
 
 fn os_name() -> Option<String> {
     let text = fs::read_to_string("/etc/os-release").ok()?;
-    text.lines().find_map(|l| {
-        l.strip_prefix("PRETTY_NAME=")
-            .map(|v| v.trim_matches('"').to_owned())
-    })
+    let name = text.lines().find_map(|l| l.strip_prefix("PRETTY_NAME="))?;
+    Some(name.trim_matches('"').to_owned())
 }
 
 /// The rustc that compiled test-tools (recorded by its build script).
@@ -129,49 +117,31 @@ pub fn rustc_version() -> Option<String> {
 pub fn first_line_of(argv: &[&str]) -> Option<String> {
     let (program, args) = argv.split_first()?;
     let output = Command::new(program).args(args).output().ok()?;
-    if !output.status.success() {
-        return None;
-    }
     let text = String::from_utf8_lossy(&output.stdout);
-    text.lines()
-        .next()
-        .map(|l| l.trim().to_owned())
-        .filter(|l| !l.is_empty())
+    let line = text.lines().next()?.trim();
+    (output.status.success() && !line.is_empty()).then(|| line.to_owned())
 }
 
 /// `seconds` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
 pub fn utc_timestamp(seconds: u64) -> String {
-    let days = (seconds / 86_400) as i64;
-    let rest = seconds % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-/// The current time as [`utc_timestamp`].
-pub fn utc_now() -> String {
-    let seconds = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    utc_timestamp(seconds)
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day)
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
+    // Days to a proleptic Gregorian date: Howard Hinnant's
+    // `civil_from_days`, with eras of 400 years from 0000-03-01.
+    let z = (seconds / 86_400) as i64 + 719_468;
+    let (era, day_of_era) = (z.div_euclid(146_097), z.rem_euclid(146_097));
     let year_of_era =
         (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let mp = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    let rest = seconds % 86_400;
+    let (hours, minutes, secs) = (rest / 3600, rest / 60 % 60, rest % 60);
+    format!("{year:04}-{month:02}-{day:02}T{hours:02}:{minutes:02}:{secs:02}Z")
+}
+
+/// The current time as [`utc_timestamp`].
+pub fn utc_now() -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH);
+    utc_timestamp(now.map_or(0, |d| d.as_secs()))
 }

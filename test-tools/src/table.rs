@@ -1,19 +1,6 @@
 //! One renderer for every tool's results: a [`Table`] of typed cells under
 //! [`Column`]s that say how each is shown, rendered as aligned text, as a
 //! Markdown pipe table, as CSV (the `csv` crate) and as JSON objects.
-//!
-//! ```
-//! use test_tools::table::{Column, Style, Table, Value};
-//!
-//! let mut t = Table::new(vec![
-//!     Column::new("name", "name"),
-//!     Column::number("ops/s", "ops_per_sec", Style::Thousands, Style::Fixed(1)),
-//! ]);
-//! t.push(vec![Value::text("a"), Value::Num(1234.6)]);
-//! assert_eq!(t.render(), "name  ops/s\n----  -----\na     1,235\n");
-//! assert_eq!(t.to_csv(), "name,ops_per_sec\na,1234.6\n");
-//! assert_eq!(t.to_json()[0]["ops_per_sec"], 1234.6);
-//! ```
 
 use serde_json::{Map, Value as Json};
 
@@ -26,8 +13,7 @@ pub enum Value {
     Int(u64),
     /// A measured number.
     Num(f64),
-    /// Nothing (shown as the column's `missing` text, empty in CSV, `null`
-    /// in JSON).
+    /// Nothing: the column's `missing` text, empty in CSV, `null` in JSON.
     Empty,
     /// Structured data, for JSON only.
     Json(Json),
@@ -64,7 +50,9 @@ pub struct Column {
     title: String,
     key: String,
     right: bool,
+    /// The style in text and Markdown; `None`: not shown there.
     text: Option<Style>,
+    /// The style in CSV; `None`: not in CSV.
     csv: Option<Style>,
     json: bool,
     hidden: bool,
@@ -99,59 +87,49 @@ impl Column {
     }
 
     /// Right-aligned in text.
-    pub fn right(self) -> Self {
-        Column {
-            right: true,
-            ..self
-        }
+    pub fn right(mut self) -> Self {
+        self.right = true;
+        self
     }
 
     /// Numbers written so in text and Markdown.
-    pub fn text(self, style: Style) -> Self {
-        Column {
-            text: Some(style),
-            ..self
-        }
+    pub fn text(mut self, style: Style) -> Self {
+        self.text = Some(style);
+        self
     }
 
     /// Numbers written so in CSV.
-    pub fn csv(self, style: Style) -> Self {
-        Column {
-            csv: Some(style),
-            ..self
-        }
+    pub fn csv(mut self, style: Style) -> Self {
+        self.csv = Some(style);
+        self
     }
 
     /// What an empty cell shows in text.
-    pub fn missing(self, missing: &'static str) -> Self {
-        Column { missing, ..self }
+    pub fn missing(mut self, missing: &'static str) -> Self {
+        self.missing = missing;
+        self
     }
 
     /// Only in text and Markdown.
-    pub fn text_only(self) -> Self {
-        Column {
-            csv: None,
-            json: false,
-            ..self
-        }
+    pub fn text_only(mut self) -> Self {
+        (self.csv, self.json) = (None, false);
+        self
     }
 
     /// Only in CSV and JSON.
-    pub fn file_only(self) -> Self {
-        Column { text: None, ..self }
+    pub fn file_only(mut self) -> Self {
+        self.text = None;
+        self
     }
 
     /// Only in JSON.
-    pub fn json_only(self) -> Self {
-        Column {
-            text: None,
-            csv: None,
-            ..self
-        }
+    pub fn json_only(mut self) -> Self {
+        (self.text, self.csv) = (None, None);
+        self
     }
 }
 
-/// Rows of cells under columns; see the [module docs](self).
+/// Rows of cells under columns, rendered as text, Markdown, CSV or JSON.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Table {
     columns: Vec<Column>,
@@ -167,34 +145,19 @@ impl Table {
     pub fn new(columns: Vec<Column>) -> Self {
         Table {
             columns,
-            rows: Vec::new(),
-            file_order: None,
+            ..Table::default()
         }
+    }
+
+    /// A table of plain text columns with these titles.
+    pub fn titled(titles: &[&str]) -> Self {
+        Table::new(titles.iter().map(|t| Column::new(*t, *t)).collect())
     }
 
     /// Puts the CSV and JSON columns in the order of `keys`.
     pub fn file_order(mut self, keys: &[&'static str]) -> Self {
         self.file_order = Some(keys.to_vec());
         self
-    }
-
-    /// The indices of the columns `keep` picks, in file order.
-    fn file_columns(&self, keep: impl Fn(&Column) -> bool) -> Vec<(usize, &Column)> {
-        let mut shown: Vec<(usize, &Column)> = self
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| keep(c))
-            .collect();
-        if let Some(order) = &self.file_order {
-            shown.sort_by_key(|(_, c)| order.iter().position(|k| *k == c.key));
-        }
-        shown
-    }
-
-    /// A table of plain text columns with these titles.
-    pub fn titled(titles: &[&str]) -> Self {
-        Table::new(titles.iter().map(|t| Column::new(*t, *t)).collect())
     }
 
     /// Shows only the columns with these keys in text and Markdown (the
@@ -214,7 +177,7 @@ impl Table {
 
     /// Appends a row of text cells.
     pub fn push_text<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.push(cells.into_iter().map(|c| Value::Text(c.into())).collect());
+        self.push(cells.into_iter().map(Value::text).collect());
     }
 
     /// Appends a blank line (text only), as between groups of rows.
@@ -232,53 +195,54 @@ impl Table {
         self.len() == 0
     }
 
-    /// The text (and Markdown) cells of every row, `None` for blank lines.
-    fn text_rows(&self) -> (Vec<&Column>, Vec<Option<Vec<String>>>) {
-        let shown: Vec<(usize, &Column)> = self
+    /// The columns `keep` picks with their indices, in text order or (with
+    /// `in_file_order`) in file order.
+    fn pick(&self, keep: impl Fn(&Column) -> bool, in_file_order: bool) -> Vec<(usize, &Column)> {
+        let mut picked: Vec<(usize, &Column)> = self
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.text.is_some() && !c.hidden)
+            .filter(|(_, c)| keep(c))
             .collect();
-        let rows = self
-            .rows
-            .iter()
-            .map(|row| {
-                let row = row.as_ref()?;
-                Some(
-                    shown
-                        .iter()
-                        .map(|&(i, c)| format_cell(&row[i], c.text, c.missing))
-                        .collect(),
-                )
-            })
-            .collect();
-        (shown.into_iter().map(|(_, c)| c).collect(), rows)
+        if let (true, Some(order)) = (in_file_order, &self.file_order) {
+            picked.sort_by_key(|(_, c)| order.iter().position(|k| *k == c.key));
+        }
+        picked
+    }
+
+    /// The text and Markdown cells.
+    fn text_rows(&self) -> TextRows<'_> {
+        let shown = self.pick(|c| c.text.is_some() && !c.hidden, false);
+        let cells = |row: &Vec<Value>| {
+            let cell = |&(i, c): &(usize, &Column)| format_cell(&row[i], c.text, c.missing);
+            shown.iter().map(cell).collect()
+        };
+        let rows = self.rows.iter().map(|r| r.as_ref().map(cells)).collect();
+        let columns: Vec<&Column> = shown.into_iter().map(|(_, c)| c).collect();
+        let titles = columns.iter().map(|c| c.title.clone()).collect();
+        (columns, titles, rows)
     }
 
     /// The header, a dashed rule and the rows, columns separated by two
     /// spaces, without trailing spaces; every line ends in `\n`.
     pub fn render(&self) -> String {
-        let (columns, rows) = self.text_rows();
-        let headers: Vec<String> = columns.iter().map(|c| c.title.clone()).collect();
-        let width = |i: usize| {
-            rows.iter()
-                .flatten()
-                .chain([&headers])
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let widths: Vec<usize> = (0..columns.len()).map(width).collect();
-        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        let (columns, titles, rows) = self.text_rows();
+        let widths: Vec<usize> = (0..titles.len())
+            .map(|i| {
+                let lines = rows.iter().flatten().chain([&titles]);
+                lines.map(|r| r[i].chars().count()).max().unwrap_or(0)
+            })
+            .collect();
+        let rule = widths.iter().map(|&w| "-".repeat(w)).collect();
         let mut out = String::new();
-        for row in [Some(headers), Some(rule)].into_iter().chain(rows) {
-            let cells = row.unwrap_or_default();
-            let line: Vec<String> = cells
-                .iter()
-                .zip(&columns)
+        for row in [Some(titles), Some(rule)].into_iter().chain(rows) {
+            let cells = row
+                .unwrap_or_default()
+                .into_iter()
                 .zip(&widths)
-                .map(|((cell, c), &w)| match c.right {
+                .zip(&columns);
+            let line: Vec<String> = cells
+                .map(|((cell, &w), c)| match c.right {
                     true => format!("{cell:>w$}"),
                     false => format!("{cell:<w$}"),
                 })
@@ -292,42 +256,37 @@ impl Table {
     /// The table as Markdown; columns of numbers (every cell starting with a
     /// digit, or empty) are right-aligned; `|` and line breaks are escaped.
     pub fn markdown(&self) -> String {
-        let (columns, rows) = self.text_rows();
+        let (_, titles, rows) = self.text_rows();
         let rows: Vec<Vec<String>> = rows.into_iter().flatten().collect();
         let numeric = |i: usize| {
-            !rows.is_empty()
-                && rows
-                    .iter()
-                    .all(|r| r[i].is_empty() || r[i].starts_with(|c: char| c.is_ascii_digit()))
+            let digits = |c: &String| c.is_empty() || c.starts_with(|c: char| c.is_ascii_digit());
+            !rows.is_empty() && rows.iter().all(|r| digits(&r[i]))
         };
-        let line = |cells: Vec<String>| {
+        let line = |cells: &[String]| {
             let cells: Vec<String> = cells
                 .iter()
                 .map(|c| c.replace('|', "\\|").replace('\n', " "))
                 .collect();
             format!("| {} |\n", cells.join(" | "))
         };
-        let rule: Vec<&str> = (0..columns.len())
+        let rule: Vec<&str> = (0..titles.len())
             .map(|i| if numeric(i) { "---:" } else { "---" })
             .collect();
-        let mut out = line(columns.iter().map(|c| c.title.clone()).collect());
-        out.push_str(&format!("|{}|\n", rule.join("|")));
-        rows.into_iter().for_each(|r| out.push_str(&line(r)));
+        let mut out = line(&titles) + &format!("|{}|\n", rule.join("|"));
+        rows.iter().for_each(|r| out.push_str(&line(r)));
         out
     }
 
     /// The CSV columns' keys and the rows, `\n` line ends, quoted where
     /// needed (RFC 4180).
     pub fn to_csv(&self) -> String {
-        let shown = self.file_columns(|c| c.csv.is_some());
+        let shown = self.pick(|c| c.csv.is_some(), true);
         let mut writer = csv::Writer::from_writer(Vec::new());
-        let records = self.rows.iter().flatten().map(|row| {
-            shown
-                .iter()
-                .map(|&(i, c)| format_cell(&row[i], c.csv, ""))
-                .collect::<Vec<_>>()
-        });
         let header = shown.iter().map(|(_, c)| c.key.clone()).collect();
+        let records = self.rows.iter().flatten().map(|row| {
+            let cell = |&(i, c): &(usize, &Column)| format_cell(&row[i], c.csv, "");
+            shown.iter().map(cell).collect::<Vec<_>>()
+        });
         for record in std::iter::once(header).chain(records) {
             writer.write_record(record).expect("writing to memory");
         }
@@ -337,43 +296,37 @@ impl Table {
     /// One JSON object per row, keyed by the JSON columns' keys; numbers at
     /// full precision.
     pub fn to_json(&self) -> Vec<Json> {
-        let shown = self.file_columns(|c| c.json);
-        let rows = self.rows.iter().flatten();
-        rows.map(|row| {
-            let object: Map<String, Json> = shown
-                .iter()
-                .map(|&(i, c)| {
-                    let v = &row[i];
-                    let json = match v {
-                        Value::Text(s) => Json::from(s.as_str()),
-                        Value::Int(n) => Json::from(*n),
-                        Value::Num(x) => Json::from(*x),
-                        Value::Empty => Json::Null,
-                        Value::Json(j) => j.clone(),
-                    };
-                    (c.key.clone(), json)
-                })
-                .collect();
-            Json::Object(object)
-        })
-        .collect()
+        let shown = self.pick(|c| c.json, true);
+        let json = |value: &Value| match value {
+            Value::Text(s) => Json::from(s.as_str()),
+            Value::Int(n) => Json::from(*n),
+            Value::Num(x) => Json::from(*x),
+            Value::Empty => Json::Null,
+            Value::Json(j) => j.clone(),
+        };
+        let object = |row: &Vec<Value>| {
+            let fields = shown.iter().map(|&(i, c)| (c.key.clone(), json(&row[i])));
+            Json::Object(fields.collect::<Map<String, Json>>())
+        };
+        self.rows.iter().flatten().map(object).collect()
     }
 }
 
+/// The text columns shown, their titles, and each row's text cells (`None`
+/// for blank lines).
+type TextRows<'a> = (Vec<&'a Column>, Vec<String>, Vec<Option<Vec<String>>>);
+
 fn format_cell(value: &Value, style: Option<Style>, missing: &str) -> String {
-    let number = |x: f64| match style.unwrap_or(Style::Plain) {
-        Style::Plain => x.to_string(),
-        Style::Thousands => thousands(x),
-        Style::Fixed(d) => format!("{x:.d$}"),
-        Style::Times(d) => format!("{x:.d$}x"),
-    };
-    match value {
-        Value::Text(s) => s.clone(),
-        Value::Int(n) if style == Some(Style::Thousands) => thousands(*n as f64),
-        Value::Int(n) => n.to_string(),
-        Value::Num(x) => number(*x),
-        Value::Empty => missing.to_owned(),
-        Value::Json(j) => j.to_string(),
+    match (value, style.unwrap_or(Style::Plain)) {
+        (Value::Text(s), _) => s.clone(),
+        (Value::Int(n), Style::Thousands) => thousands(*n as f64),
+        (Value::Int(n), _) => n.to_string(),
+        (Value::Num(x), Style::Plain) => x.to_string(),
+        (Value::Num(x), Style::Thousands) => thousands(*x),
+        (Value::Num(x), Style::Fixed(d)) => format!("{x:.d$}"),
+        (Value::Num(x), Style::Times(d)) => format!("{x:.d$}x"),
+        (Value::Empty, _) => missing.to_owned(),
+        (Value::Json(j), _) => j.to_string(),
     }
 }
 
@@ -384,14 +337,14 @@ pub fn thousands(value: f64) -> String {
     }
     let digits = format!("{:.0}", value.abs());
     let mut out = String::new();
+    if value < 0.0 && digits != "0" {
+        out.push('-');
+    }
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
-    }
-    if value < 0.0 && digits != "0" {
-        out.insert(0, '-');
     }
     out
 }

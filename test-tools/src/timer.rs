@@ -1,13 +1,8 @@
-//! The per-call counter of the benchmarks: TSC ticks on x86_64, nanoseconds
-//! elsewhere.
-//!
-//! On x86_64 every read is the time-stamp counter (`rdtsc`, fenced with
-//! `lfence` so that it is not reordered around the measured code). The TSC
-//! ticks at a constant rate, on modern CPUs the nominal frequency rather
-//! than the current core clock, so the "cycles" of the reports are TSC
-//! ticks, and operations per second come from wall-clock time instead. On
-//! other architectures the counter is [`std::time::Instant`] in
-//! nanoseconds; [`UNIT`] says which is in use.
+//! The per-call counter of the benchmarks: on x86_64 the time-stamp counter
+//! (`rdtsc`, `lfence`-fenced so that it is not reordered around the measured
+//! code), elsewhere [`std::time::Instant`] in nanoseconds. The TSC ticks at
+//! a constant rate (the nominal frequency, not the core clock), so the
+//! reports' "cycles" are TSC ticks and ops/s come from wall-clock time.
 
 use std::time::{Duration, Instant};
 

@@ -58,6 +58,17 @@ fn table_of_measurements() {
         table.to_json()[0]["raw_trials"].as_array().unwrap().len(),
         2
     );
+    // Ratios are per set: every set's reference rows read 1.
+    let mut both = measured.clone();
+    both.extend(measure_kem_core::<MlKem768>(
+        &backends,
+        Vec::new(),
+        config,
+        (2, 2),
+        |_| {},
+    ));
+    let csv = measurement_table(&both, "kem-core/portable", 1e9, false).to_csv();
+    assert_eq!(csv.matches(",1.0000,40\n").count(), 10, "{csv}");
 }
 
 #[test]

@@ -42,10 +42,14 @@ fn statistics_over_trials() {
 }
 
 #[test]
-fn medians() {
-    assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-    assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
-    assert_eq!(median(&[]), None);
+fn medians_of_even_and_odd_counts() {
+    let mut m = Measurement::new("x", "S", Operation::Encaps);
+    m.trials = [3.0, 1.0, 2.0].map(Trial::rate).into();
+    assert_eq!(m.ops_per_sec(), 2.0);
+    m.trials.push(Trial::rate(4.0));
+    assert_eq!(m.ops_per_sec(), 2.5);
+    m.trials.clear();
+    assert!(m.ops_per_sec().is_nan());
 }
 
 #[test]

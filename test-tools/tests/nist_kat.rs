@@ -222,13 +222,6 @@ fn cli_rejects_bad_arguments() {
 }
 
 #[test]
-fn entropy_input_is_0_to_47() {
-    assert_eq!(KAT_ENTROPY_INPUT[0], 0);
-    assert_eq!(KAT_ENTROPY_INPUT[47], 47);
-    assert!(KAT_ENTROPY_INPUT.windows(2).all(|w| w[1] == w[0] + 1));
-}
-
-#[test]
 fn hex_and_sha256() {
     assert_eq!(hex_upper(&[0x00, 0xAB, 0x5f]), "00AB5F");
     assert_eq!(

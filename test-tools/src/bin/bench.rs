@@ -1,15 +1,8 @@
 //! `bench`: CPU cycles (TSC ticks) and ops/s of ML-KEM keygen, encaps and
 //! decaps per parameter set and kem-core backend, and (feature `peers`) of
-//! the peer implementations, cross-checked against kem-core byte for byte;
-//! see `--help`. The bars printed at the end fail the run only with
+//! the peer implementations, cross-checked against kem-core byte for byte
+//! (see `--help`). The bars printed at the end fail the run only with
 //! `--check-bars`.
-//!
-//! ```text
-//! cargo run --release -p test-tools --bin bench -- --quick
-//! cargo run --release -p test-tools --features peers --bin bench
-//! LIBOQS_DIR=/opt/liboqs cargo run --release -p test-tools \
-//!     --features peers-liboqs-system --bin bench
-//! ```
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -101,11 +94,15 @@ struct SetReport {
 
 impl SetReport {
     fn median(&self, implementation: &str, operation: Operation) -> Option<u64> {
-        let m = self
-            .measurements
-            .iter()
-            .find(|m| m.implementation == implementation && m.operation == operation);
-        m?.median_ticks()
+        let same =
+            |m: &&Measurement| m.implementation == implementation && m.operation == operation;
+        self.measurements.iter().find(same)?.median_ticks()
+    }
+
+    /// Records a check's line and outcome.
+    fn check(&mut self, ok: bool, line: String) {
+        self.ok &= ok;
+        self.checks.push(line);
     }
 }
 
@@ -119,37 +116,29 @@ fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KemCoreAnsw
     let mut ours: Option<KemCoreAnswer> = None;
     for backend in kem_core_backends() {
         let label = kem_core_label(backend);
-        let line =
-            match (
-                with_backend(backend, check_kem_core::<P>).expect("available backend"),
-                &ours,
-            ) {
-                (Ok(answer), None) => {
-                    let line =
-                        format!(
-                    "{label} sanity check OK: keys round-trip, decaps recovers the secret, \
-                     a modified ciphertext is rejected (ek {} B, dk {} B, ct {} B, K = {}...)",
-                    answer.ek.len(),
-                    answer.dk.len(),
-                    answer.ct.len(),
-                    answer.ss[..8].iter().map(|b| format!("{b:02x}")).collect::<String>()
+        let answer = with_backend(backend, check_kem_core::<P>).expect("available backend");
+        let (ok, line) = match (answer, &ours) {
+            (Ok(answer), None) => {
+                let ss: String = answer.ss[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let (ek, dk, ct) = (answer.ek.len(), answer.dk.len(), answer.ct.len());
+                ours = Some(answer);
+                let line = format!(
+                    "{label} sanity check OK: keys round-trip, decaps recovers the secret, a \
+                     modified ciphertext is rejected (ek {ek} B, dk {dk} B, ct {ct} B, K = {ss}...)"
                 );
-                    ours = Some(answer);
-                    line
-                }
-                (Ok(answer), Some(first)) if answer.same_bytes(first) => {
-                    format!("{label} sanity check OK, same bytes as {}", reference())
-                }
-                (Ok(_), Some(_)) => {
-                    report.ok = false;
-                    format!("BACKEND MISMATCH: {label} differs from {}", reference())
-                }
-                (Err(e), _) => {
-                    report.ok = false;
-                    format!("SANITY CHECK FAILED ({label}): {e}")
-                }
-            };
-        report.checks.push(line);
+                (true, line)
+            }
+            (Ok(answer), Some(first)) if answer.same_bytes(first) => (
+                true,
+                format!("{label} sanity check OK, same bytes as {}", reference()),
+            ),
+            (Ok(_), Some(_)) => (
+                false,
+                format!("BACKEND MISMATCH: {label} differs from {}", reference()),
+            ),
+            (Err(e), _) => (false, format!("SANITY CHECK FAILED ({label}): {e}")),
+        };
+        report.check(ok, line);
     }
     ours
 }
@@ -157,8 +146,7 @@ fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KemCoreAnsw
 /// Each peer must give kem-core's bytes and recover its own secret.
 #[cfg(feature = "peers")]
 fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KemCoreAnswer) {
-    use test_tools::kem_core_ops::{D, M, Z};
-    use test_tools::peers::{Inputs, KnownAnswer, Peer};
+    use test_tools::peers::{KnownAnswer, Peer};
     let ours = KnownAnswer {
         ek: ours.ek.clone(),
         dk: ours.dk.clone(),
@@ -167,10 +155,9 @@ fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KemCoreAnswer) {
         ss_decaps: ours.ss,
     };
     for peer in Peer::ALL {
-        let theirs = peer.known_answer::<P>(&Inputs { d: D, z: Z, m: M });
-        let diff = ours.differences(&theirs);
-        let label = peer.label();
-        report.checks.push(match diff.is_empty() {
+        let theirs = peer.known_answer::<P>(&peer_inputs());
+        let (diff, label) = (ours.differences(&theirs), peer.label());
+        let line = match diff.is_empty() {
             true => format!(
                 "cross-check OK: {label} matches kem-core (ek, dk, ciphertext, shared secret)"
             ),
@@ -178,15 +165,22 @@ fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KemCoreAnswer) {
                 "CROSS-CHECK MISMATCH: {label} differs from kem-core in: {}",
                 diff.join(", ")
             ),
-        });
-        report.ok &= diff.is_empty();
+        };
+        report.check(diff.is_empty(), line);
         if theirs.ss_encaps != theirs.ss_decaps {
-            report.ok = false;
-            report.checks.push(format!(
+            let line = format!(
                 "PEER SELF-CHECK FAILED: {label} decaps does not recover its encaps secret"
-            ));
+            );
+            report.check(false, line);
         }
     }
+}
+
+/// kem-core's fixed inputs, for the peers.
+#[cfg(feature = "peers")]
+fn peer_inputs() -> test_tools::peers::Inputs {
+    use test_tools::kem_core_ops::{D, M, Z};
+    test_tools::peers::Inputs { d: D, z: Z, m: M }
 }
 
 /// Checks and measures every implementation on one parameter set.
@@ -199,23 +193,17 @@ fn run_set<P: ParameterSet>(args: &Args) -> SetReport {
     };
     let ours = check_backends::<P>(&mut report);
     #[cfg(feature = "peers")]
-    if let Some(ours) = &ours {
-        if report.ok {
-            check_peers::<P>(&mut report, ours);
-        }
+    if let (Some(ours), true) = (&ours, report.ok) {
+        check_peers::<P>(&mut report, ours);
     }
     if !report.ok || ours.is_none() {
         return report;
     }
     #[cfg(feature = "peers")]
-    let peers = {
-        use test_tools::kem_core_ops::{D, M, Z};
-        let inputs = test_tools::peers::Inputs { d: D, z: Z, m: M };
-        let all = test_tools::peers::Peer::ALL;
-        all.into_iter()
-            .flat_map(|peer| peer.benches::<P>(&inputs))
-            .collect()
-    };
+    let peers = test_tools::peers::Peer::ALL
+        .into_iter()
+        .flat_map(|peer| peer.benches::<P>(&peer_inputs()))
+        .collect();
     #[cfg(not(feature = "peers"))]
     let peers = Vec::new();
     let (config, rounds) = (args.config(), args.rounds());
@@ -224,38 +212,39 @@ fn run_set<P: ParameterSet>(args: &Args) -> SetReport {
     report
 }
 
-/// Bars being checked: each `ratio = numerator / denominator` must be at
-/// least its minimum; printed one line per bar, with PASS or FAIL.
-struct Bars {
-    text: String,
-    pass: bool,
-}
+/// A bar: what it says, the rows (implementation, operation) of the median
+/// over which the first row's median must reach the minimum ratio.
+type Bar = (String, (String, Operation), (String, Operation), f64);
 
-impl Bars {
-    fn new(title: String) -> Self {
-        Bars {
-            text: title + "\n",
-            pass: true,
-        }
-    }
-
-    fn line(&mut self, what: &str, numerator: u64, denominator: u64, minimum: f64) {
+/// The bars on `report` under `title`, one line each with PASS or FAIL, then
+/// an overall line, and whether every bar passed. Bars whose rows were not
+/// measured are left out, or with `all_needed` give `None`.
+fn bars(
+    report: &SetReport,
+    title: String,
+    wanted: Vec<Bar>,
+    all_needed: bool,
+) -> Option<(String, bool)> {
+    let (mut text, mut pass) = (title + "\n", true);
+    for (what, (i, o), (j, p), minimum) in wanted {
+        let (Some(numerator), Some(denominator)) = (report.median(&i, o), report.median(&j, p))
+        else {
+            match all_needed {
+                true => return None,
+                false => continue,
+            }
+        };
         let ratio = numerator as f64 / denominator.max(1) as f64;
-        self.pass &= ratio >= minimum;
+        pass &= ratio >= minimum;
+        let (n, d) = (thousands(numerator as f64), thousands(denominator as f64));
+        let verdict = verdict(ratio >= minimum);
         let _ = writeln!(
-            self.text,
-            "  {what:<40} {:>10} / {:>10} = {ratio:>5.2} (>= {minimum:.2})  {}",
-            thousands(numerator as f64),
-            thousands(denominator as f64),
-            verdict(ratio >= minimum)
+            text,
+            "  {what:<40} {n:>10} / {d:>10} = {ratio:>5.2} (>= {minimum:.2})  {verdict}"
         );
     }
-
-    /// The text with its overall line, and whether every bar passed.
-    fn finish(mut self) -> (String, bool) {
-        let _ = writeln!(self.text, "  overall: {}", verdict(self.pass));
-        (self.text, self.pass)
-    }
+    let _ = writeln!(text, "  overall: {}", verdict(pass));
+    Some((text, pass))
 }
 
 fn verdict(pass: bool) -> &'static str {
@@ -273,18 +262,19 @@ fn verdict(pass: bool) -> &'static str {
 fn bar_summary(report: &SetReport) -> Option<(String, bool)> {
     let peer = test_tools::peers::Peer::RustCrypto.label();
     let (reference, unit) = (reference(), timer::UNIT);
-    let mut bars = Bars::new(format!(
+    let title = format!(
         "Bar: {reference} vs {peer} on {}, peer median {unit} / ours, must be >= {BAR_RATIO:.2}",
         report.name
-    ));
-    for operation in Operation::EVP {
-        let (theirs, ours) = (
-            report.median(&peer, operation)?,
-            report.median(&reference, operation)?,
-        );
-        bars.line(operation.label(), theirs, ours, BAR_RATIO);
-    }
-    Some(bars.finish())
+    );
+    let bar = |op: Operation| {
+        (
+            op.label().into(),
+            (peer.clone(), op),
+            (reference.clone(), op),
+            BAR_RATIO,
+        )
+    };
+    bars(report, title, Operation::EVP.map(bar).into(), true)
 }
 
 /// The SIMD backend's bars on ML-KEM-768: at most 0.75x libcrux's AVX2
@@ -294,76 +284,60 @@ fn bar_summary(report: &SetReport) -> Option<(String, bool)> {
 fn simd_bar_summary(report: &SetReport) -> Option<(String, bool)> {
     let simd = "kem-core/avx2";
     report.median(simd, Operation::Keygen)?;
-    let median = |implementation: &str, operation| report.median(implementation, operation);
-    let mut bars = Bars::new(format!("SIMD bars on {} ({simd}):", report.name));
+    let row = |operation| (simd.to_owned(), operation);
+    let mut wanted: Vec<Bar> = Vec::new();
     #[cfg(feature = "peers")]
-    {
+    for operation in Operation::EVP {
+        // ours <= 0.75 theirs, i.e. theirs / ours >= 1 / 0.75.
         let libcrux = test_tools::peers::Peer::LibcruxAuto.label();
-        for operation in Operation::EVP {
-            if let (Some(theirs), Some(ours)) =
-                (median(&libcrux, operation), median(simd, operation))
-            {
-                // ours <= 0.75 theirs, i.e. theirs / ours >= 1 / 0.75.
-                let what = format!("{libcrux} / ours, {}", operation.label());
-                bars.line(&what, theirs, ours, 1.0 / 0.75);
-            }
-        }
+        let what = format!("{libcrux} / ours, {}", operation.label());
+        wanted.push((what, (libcrux, operation), row(operation), 1.0 / 0.75));
     }
     for (serialized, cached) in [
         (Operation::Encaps, Operation::EncapsCached),
         (Operation::Decaps, Operation::DecapsCached),
     ] {
-        if let (Some(from_bytes), Some(from_cache)) =
-            (median(simd, serialized), median(simd, cached))
-        {
-            let what = format!("{} / {}", serialized.label(), cached.label());
-            bars.line(&what, from_bytes, from_cache, 1.5);
-        }
+        let what = format!("{} / {}", serialized.label(), cached.label());
+        wanted.push((what, row(serialized), row(cached), 1.5));
     }
-    if let (Some(theirs), Some(ours)) = (
-        median(&reference(), Operation::Keygen),
-        median(simd, Operation::Keygen),
-    ) {
-        bars.line("portable / avx2, keygen", theirs, ours, 3.0);
-    }
-    Some(bars.finish())
+    let keygen = Operation::Keygen;
+    wanted.push((
+        "portable / avx2, keygen".into(),
+        (reference(), keygen),
+        row(keygen),
+        3.0,
+    ));
+    let title = format!("SIMD bars on {} ({simd}):", report.name);
+    bars(report, title, wanted, false)
 }
 
 fn header(args: &Args, counter_hz: f64) -> String {
-    let mut out = String::from("ML-KEM bench (test-tools)\n");
-    let _ = writeln!(
-        out,
-        "CPU: {} ({} logical CPUs; not pinned)",
-        system_info::cpu_model().unwrap_or_else(|| "unknown".into()),
-        std::thread::available_parallelism().map_or(0, usize::from)
-    );
+    let cpu = system_info::cpu_model().unwrap_or_else(|| "unknown".into());
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
     let rdtsc = if timer::USES_RDTSC { "yes" } else { "no" };
-    let _ = writeln!(out, "timer: {}; rdtsc used: {rdtsc}", timer::COUNTER);
+    let mut out = format!(
+        "ML-KEM bench (test-tools)\nCPU: {cpu} ({cpus} logical CPUs; not pinned)\n\
+         timer: {}; rdtsc used: {rdtsc}\n",
+        timer::COUNTER
+    );
     if timer::USES_RDTSC {
+        let ghz = counter_hz / 1e9;
         let _ = writeln!(
             out,
-            "TSC rate: ~{:.2} GHz (constant rate; 'cycles' below are TSC ticks, \
-             ops/s is from wall-clock time)",
-            counter_hz / 1e9
+            "TSC rate: ~{ghz:.2} GHz (constant rate; 'cycles' below are TSC ticks, \
+             ops/s is from wall-clock time)"
         );
     }
-    let config = args.config();
-    let _ = writeln!(
-        out,
-        "runs: {} timed (in {} interleaved chunks) + {} warm-up per measurement",
-        config.iterations,
-        args.rounds(),
-        config.warmup
-    );
+    let (Config { warmup, iterations }, rounds) = (args.config(), args.rounds());
     let backends: Vec<String> = kem_core_backends()
         .into_iter()
         .map(kem_core_label)
         .collect();
-    let active = kem_core::active_backend();
+    let (backends, active) = (backends.join(", "), kem_core::active_backend());
     let _ = writeln!(
         out,
-        "kem-core backends: {} (active: {active})",
-        backends.join(", ")
+        "runs: {iterations} timed (in {rounds} interleaved chunks) + {warmup} warm-up per \
+         measurement\nkem-core backends: {backends} (active: {active})"
     );
     #[cfg(feature = "peers")]
     for peer in test_tools::peers::Peer::ALL {
@@ -371,12 +345,9 @@ fn header(args: &Args, counter_hz: f64) -> String {
     }
     #[cfg(not(feature = "peers"))]
     out.push_str("peers: not built (enable the cargo feature `peers`)\n");
-    out.push_str(
-        "operations: keygen = from a 64-byte seed; encaps = parse+check serialized ek, then \
-         encapsulate; decaps = parse+check serialized dk and ct, then decapsulate; \
-         (cached key) = with an already parsed key\n",
-    );
-    out
+    out + "operations: keygen = from a 64-byte seed; encaps = parse+check serialized ek, then \
+           encapsulate; decaps = parse+check serialized dk and ct, then decapsulate; \
+           (cached key) = with an already parsed key\n"
 }
 
 fn main() -> ExitCode {
@@ -384,7 +355,6 @@ fn main() -> ExitCode {
     let counter_hz = timer::counter_frequency(Duration::from_millis(100));
     print!("{}", header(&args, counter_hz));
     let _ = std::io::stdout().flush();
-    let unit = timer::UNIT;
     let shown = shown_columns(false);
 
     let mut reports = Vec::new();
@@ -396,8 +366,9 @@ fn main() -> ExitCode {
             let table = measurement_table(&report.measurements, &reference(), counter_hz, true);
             print!("\n{}", table.show(&shown).render());
             println!(
-                "(ratio = median {unit} / {} median for the same operation; > 1.00 means \
+                "(ratio = median {} / {} median for the same operation; > 1.00 means \
                  kem-core is faster)",
+                timer::UNIT,
                 reference()
             );
         }
@@ -412,30 +383,27 @@ fn main() -> ExitCode {
     let bars = [peer_bars, ml_kem_768.and_then(simd_bar_summary)];
     let bars: Vec<(String, bool)> = bars.into_iter().flatten().collect();
     bars.iter().for_each(|(text, _)| print!("\n{text}"));
+    let mut ok = reports.iter().all(|r| r.ok);
 
-    let all: Vec<Measurement> = reports
-        .iter()
-        .flat_map(|r| r.measurements.clone())
-        .collect();
+    let all: Vec<Measurement> = reports.into_iter().flat_map(|r| r.measurements).collect();
     let table = measurement_table(&all, &reference(), counter_hz, false);
+    let Config { warmup, iterations } = args.config();
     let settings = json!({
         "tool": "bench",
         "counter": timer::COUNTER,
         "counter_hz": counter_hz,
-        "iterations": args.config().iterations,
-        "warmup": args.config().warmup,
+        "iterations": iterations,
+        "warmup": warmup,
         "rounds": args.rounds(),
     });
-    let written = args.files.write(&table, settings);
-    match (&args.files.csv, written) {
-        (_, Err(e)) => {
-            eprintln!("bench: {e}");
-            return ExitCode::FAILURE;
-        }
-        (Some(path), Ok(())) => println!("\nCSV written to {}", path.display()),
-        (None, Ok(())) => print!("\nCSV:\n{}", table.to_csv()),
+    if let Err(e) = args.files.write(&table, settings) {
+        eprintln!("bench: {e}");
+        return ExitCode::FAILURE;
     }
-    let mut ok = reports.iter().all(|r| r.ok);
+    match &args.files.csv {
+        Some(path) => println!("\nCSV written to {}", path.display()),
+        None => print!("\nCSV:\n{}", table.to_csv()),
+    }
     if !ok {
         eprintln!("bench: some checks FAILED (see above)");
     }
@@ -449,9 +417,8 @@ fn main() -> ExitCode {
         eprintln!("bench: --check-bars: a bar FAILED (see above)");
         ok = false;
     }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match ok {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
     }
 }

@@ -1,23 +1,12 @@
-//! Constant-time check of kem-core under valgrind memcheck.
-//!
-//! Marks the secret inputs (d, z for key generation; m for encapsulation;
-//! the ciphertext being decapsulated, with the secret key derived from
-//! tainted d and z) as *undefined* memory, runs keygen, encaps and decaps
-//! of every parameter set on every backend this CPU (as valgrind presents
-//! it) has, and marks defined only what FIPS 203 makes public: ek, ct after
-//! encapsulation, the shared secrets once returned, and ρ (through
-//! kem-core's `ct-taint` hook). Valgrind then reports every branch
-//! ("Conditional jump or move depends on uninitialised value(s)") and every
-//! memory address ("Use of uninitialised value") that depends on a secret.
-//!
-//!     valgrind --error-exitcode=1 target/release/ct-taint         # must pass
-//!     valgrind --error-exitcode=1 target/release/ct-taint --leaky # must fail
-//!
-//! `--leaky` adds one deliberately secret-dependent branch, to show the
-//! check works; `--keep-rho-secret` skips the declassification of ρ, to show
-//! that the taint of d really flows through G into the (variable-time,
-//! public-data) matrix sampling. Outside valgrind the client requests are
-//! no-ops. `scripts/ct-taint.sh` runs all three.
+//! Constant-time check of kem-core under valgrind memcheck (run by
+//! `scripts/ct-taint.sh`): the secret inputs (d, z; m; the ciphertext being
+//! decapsulated) are marked undefined, keygen, encaps and decaps run on
+//! every parameter set and backend, and only what FIPS 203 makes public is
+//! marked defined again (ek, ct once made, the shared secrets once returned,
+//! and ρ through kem-core's `ct-taint` hook). Valgrind then reports every
+//! branch or address that depends on a secret. `--leaky` adds a deliberate
+//! secret-dependent branch and `--keep-rho-secret` skips declassifying ρ,
+//! to show the check works. Outside valgrind the client requests do nothing.
 
 use std::hint::black_box;
 
@@ -32,11 +21,12 @@ mod valgrind {
     const MAKE_MEM_DEFINED: u64 = 0x4d43_0002;
     const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
-    /// Issues a client request; `default` comes back when not under
+    /// Issues a client request with two arguments; 0 when not under
     /// valgrind.
     #[cfg(target_arch = "x86_64")]
-    fn request(default: u64, args: [u64; 6]) -> u64 {
-        let mut result = default;
+    fn request(code: u64, a: u64, b: u64) -> u64 {
+        let args = [code, a, b, 0, 0, 0];
+        let mut result = 0;
         // SAFETY: valgrind's "special instruction" sequence: four rotations
         // of rdi summing to 128 bits (no change) and `xchg rbx, rbx` (no
         // change), which valgrind intercepts. It reads `args` through rax
@@ -58,43 +48,27 @@ mod valgrind {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn request(default: u64, _args: [u64; 6]) -> u64 {
-        default
+    fn request(_code: u64, _a: u64, _b: u64) -> u64 {
+        0
     }
 
     /// Marks `bytes` as undefined (secret).
     pub fn taint(bytes: &[u8]) {
         request(
-            0,
-            [
-                MAKE_MEM_UNDEFINED,
-                bytes.as_ptr() as u64,
-                bytes.len() as u64,
-                0,
-                0,
-                0,
-            ],
+            MAKE_MEM_UNDEFINED,
+            bytes.as_ptr() as u64,
+            bytes.len() as u64,
         );
     }
 
     /// Marks `bytes` as defined (public).
     pub fn declassify(bytes: &[u8]) {
-        request(
-            0,
-            [
-                MAKE_MEM_DEFINED,
-                bytes.as_ptr() as u64,
-                bytes.len() as u64,
-                0,
-                0,
-                0,
-            ],
-        );
+        request(MAKE_MEM_DEFINED, bytes.as_ptr() as u64, bytes.len() as u64);
     }
 
     /// Whether the program runs under valgrind.
     pub fn running() -> bool {
-        request(0, [RUNNING_ON_VALGRIND, 0, 0, 0, 0, 0]) != 0
+        request(RUNNING_ON_VALGRIND, 0, 0) != 0
     }
 }
 
@@ -169,30 +143,26 @@ struct Args {
 
 fn main() {
     let args = <Args as clap::Parser>::parse();
-    let leaky = args.leaky;
     if !args.keep_rho_secret {
         kem_core::ct_taint::set_declassify_hook(valgrind::declassify);
     }
     let backends = available_backends();
-    println!(
-        "ct-taint: {} valgrind, backends {:?}{}",
-        if valgrind::running() {
-            "under"
-        } else {
-            "NOT under"
-        },
-        backends.iter().map(|b| b.name()).collect::<Vec<_>>(),
-        if leaky {
-            ", with a deliberate secret-dependent branch"
-        } else {
-            ""
-        }
-    );
+    let under = if valgrind::running() {
+        "under"
+    } else {
+        "NOT under"
+    };
+    let names: Vec<&str> = backends.iter().map(|b| b.name()).collect();
+    let leaky = match args.leaky {
+        true => ", with a deliberate secret-dependent branch",
+        false => "",
+    };
+    println!("ct-taint: {under} valgrind, backends {names:?}{leaky}");
     for backend in backends {
         with_backend(backend, || {
-            check::<MlKem512>(leaky);
-            check::<MlKem768>(leaky);
-            check::<MlKem1024>(leaky);
+            check::<MlKem512>(args.leaky);
+            check::<MlKem768>(args.leaky);
+            check::<MlKem1024>(args.leaky);
         })
         .expect("available backend");
         println!(
