@@ -30,6 +30,7 @@ pub const KAT_COUNT: usize = 100;
 /// secret (a bug in kem-core).
 pub fn generate_kat<P: ParameterSet>(count: usize) -> String {
     let mut out = String::new();
+    // The outer DRBG's entropy input is the bytes 0, 1, ..., 47.
     let mut outer = NistDrbg::new(&core::array::from_fn(|i| i as u8));
     for i in 0..count {
         let seed: [u8; ENTROPY_LEN] = outer.random_array();
@@ -46,12 +47,13 @@ pub fn generate_kat<P: ParameterSet>(count: usize) -> String {
         let separator = if i > 0 { "\n" } else { "" };
         let _ = writeln!(out, "{separator}count = {i}\nseed = {}", hex_upper(&seed));
         let sk = dk.to_bytes();
-        let fields = [
+        let fields: [(&str, &[u8]); 4] = [
             ("pk", ek.as_bytes()),
             ("sk", sk.as_ref()),
             ("ct", ct.as_bytes()),
+            ("ss", ss.as_bytes()),
         ];
-        for (label, bytes) in fields.into_iter().chain([("ss", &ss.as_bytes()[..])]) {
+        for (label, bytes) in fields {
             let _ = writeln!(out, "{label} = {}", hex_upper(bytes));
         }
     }

@@ -185,16 +185,6 @@ impl Table {
         self.rows.push(None);
     }
 
-    /// Number of rows, blank lines not counted.
-    pub fn len(&self) -> usize {
-        self.rows.iter().flatten().count()
-    }
-
-    /// Whether the table has no rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The columns `keep` picks with their indices, in text order or (with
     /// `in_file_order`) in file order.
     fn pick(&self, keep: impl Fn(&Column) -> bool, in_file_order: bool) -> Vec<(usize, &Column)> {

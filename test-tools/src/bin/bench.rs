@@ -64,9 +64,8 @@ struct Args {
 
 impl Args {
     fn config(&self) -> Config {
-        let iterations = self
-            .iterations
-            .unwrap_or(if self.quick { 100 } else { 10_000 });
+        let default = if self.quick { 100 } else { 10_000 };
+        let iterations = self.iterations.unwrap_or(default);
         let warmup = if self.quick {
             10
         } else {
