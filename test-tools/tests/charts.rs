@@ -23,15 +23,14 @@ X25519MLKEM768,ML-KEM-768,keygen,ours,OpenSSL 3.5.5,20000,0.00005,1.5,3
 X25519MLKEM768,ML-KEM-768,keygen,native,OpenSSL 3.5.5,,,,3
 ";
 
-/// One run of `charts` in a fresh directory that holds `input` as in.csv.
+/// One run of `charts` in a fresh directory (unique per `name`) that holds
+/// `input` as in.csv.
 struct Run {
     dir: PathBuf,
     output: Output,
 }
 
 impl Run {
-    /// `charts ARGS` with in.csv written first; the run's directory is
-    /// unique per test (`name`).
     fn new(name: &str, input: &str, args: &[&str]) -> Run {
         let dir = std::env::temp_dir().join(format!("charts-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -47,25 +46,26 @@ impl Run {
 
     /// `charts --csv in.csv --out out ARGS`.
     fn charts(name: &str, input: &str, args: &[&str]) -> Run {
-        let mut all = vec!["--csv", "in.csv", "--out", "out"];
-        all.extend_from_slice(args);
-        Run::new(name, input, &all)
+        Run::new(
+            name,
+            input,
+            &[&["--csv", "in.csv", "--out", "out"], args].concat(),
+        )
     }
 
     /// The stems of the files written, from the printed paths (each stem
     /// printed as .svg, then .csv).
     fn stems(&self) -> Vec<String> {
+        let stderr = String::from_utf8_lossy(&self.output.stderr);
+        assert!(self.output.status.success(), "charts failed: {stderr}");
         let stdout = String::from_utf8_lossy(&self.output.stdout);
-        assert!(self.output.status.success(), "charts failed: {self:?}");
         let paths: Vec<&str> = stdout.lines().collect();
-        let mut stems = Vec::new();
-        for pair in paths.chunks(2) {
+        let stem = |pair: &[&str]| {
             let stem = pair[0].strip_suffix(".svg").expect("an SVG path first");
             assert_eq!(pair[1], format!("{stem}.csv"));
-            let name = stem.rsplit('/').next().unwrap().to_owned();
-            stems.push(name);
-        }
-        stems
+            stem.rsplit('/').next().unwrap().to_owned()
+        };
+        paths.chunks(2).map(stem).collect()
     }
 
     /// A file the run wrote under `out/`.
@@ -76,20 +76,20 @@ impl Run {
     /// The error line, for a run that must fail.
     fn error(&self) -> String {
         assert!(!self.output.status.success(), "charts succeeded");
-        let stderr = String::from_utf8_lossy(&self.output.stderr);
-        stderr.trim().to_owned()
+        String::from_utf8_lossy(&self.output.stderr)
+            .trim()
+            .to_owned()
     }
 }
 
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", String::from_utf8_lossy(&self.output.stderr))
+/// Asserts that `svg` draws each of `texts` as one text element.
+fn assert_draws(svg: &str, texts: &[&str]) {
+    for text in texts {
+        assert!(
+            svg.contains(&format!(">\n{text}\n</text>")),
+            "{text} missing"
+        );
     }
-}
-
-/// Whether `svg` draws `text` as one text element.
-fn draws(svg: &str, text: &str) -> bool {
-    svg.contains(&format!(">\n{text}\n</text>"))
 }
 
 #[test]
@@ -97,18 +97,16 @@ fn arguments() {
     let run = Run::new("default-out", BENCH, &["--csv", "in.csv"]);
     assert_eq!(run.stems(), ["ml-kem-512", "ml-kem-768"]);
     assert!(run.dir.join("charts/ml-kem-512.svg").is_file());
-    for (i, bad) in [
-        &["--out", "o"][..],
+    let bad: [&[&str]; 5] = [
+        &["--out", "o"],
         &["--csv"],
         &["--csv", "in.csv", "--bogus", "1"],
         &["--csv="],
         &["--csv", "in.csv", "--prefix="],
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let run = Run::new(&format!("bad-{i}"), BENCH, bad);
-        assert_eq!(run.output.status.code(), Some(2), "{bad:?}: {run:?}");
+    ];
+    for (i, args) in bad.into_iter().enumerate() {
+        let run = Run::new(&format!("bad-{i}"), BENCH, args);
+        assert_eq!(run.output.status.code(), Some(2), "{args:?}");
     }
 }
 
@@ -121,8 +119,7 @@ fn bars_labels_and_gaps() {
                 ML-KEM-768,ML-KEM-768,encaps,native,n/a\n";
     let run = Run::charts("labels", text, &[]);
     assert_eq!(run.stems(), ["ml-kem-768"]);
-    let svg = run.file("ml-kem-768.svg");
-    for text in [
+    let texts = [
         "73.6k",
         "162k",
         "22.3k",
@@ -130,47 +127,37 @@ fn bars_labels_and_gaps() {
         "ML-KEM-768",
         "ours",
         "keygen",
-        "ops/s (higher is better)",
         "0",
         "50k",
-    ] {
-        assert!(draws(&svg, text), "{text} missing");
-    }
+    ];
+    assert_draws(&run.file("ml-kem-768.svg"), &texts);
+    assert_draws(&run.file("ml-kem-768.svg"), &["ops/s (higher is better)"]);
     // Bar labels: three significant digits, small whole numbers as they are.
     let text = "operation,implementation,v\nk,a,999.7\nk,b,5\nk,c,0.25\nk,d,1500000\n";
     let svg = Run::charts("compact", text, &["--value", "v"]).file("in.svg");
-    for text in ["1.00k", "5", "0.250", "1.50M", "v"] {
-        assert!(draws(&svg, text), "{text} missing");
-    }
+    assert_draws(&svg, &["1.00k", "5", "0.250", "1.50M", "v"]);
 }
 
 #[test]
 fn bench_csv_one_chart_per_parameter_set() {
     let run = Run::charts("bench", BENCH, &[]);
     assert_eq!(run.stems(), ["ml-kem-512", "ml-kem-768"]);
-    let svg = run.file("ml-kem-512.svg");
-    for text in [
-        "ML-KEM-512",
-        "median cycles (lower is better)",
-        "bench, in process · median of 100 timed runs · source: in.csv",
-        "kem-core portable",
-        "kem-core avx2",
-    ] {
-        assert!(draws(&svg, text), "{text} missing");
-    }
+    let subtitle = "bench, in process · median of 100 timed runs · source: in.csv";
+    let texts = ["ML-KEM-512", "median cycles (lower is better)", subtitle];
+    assert_draws(&run.file("ml-kem-512.svg"), &texts);
+    assert_draws(
+        &run.file("ml-kem-512.svg"),
+        &["kem-core portable", "kem-core avx2"],
+    );
     assert_eq!(
         run.file("ml-kem-512.csv"),
-        "operation,implementation,median_cycles\n\
-         keygen,kem-core portable,30000\n\
-         keygen,kem-core avx2,12000\n\
-         encaps,kem-core portable,33000\n"
+        "operation,implementation,median_cycles\nkeygen,kem-core portable,30000\n\
+         keygen,kem-core avx2,12000\nencaps,kem-core portable,33000\n"
     );
     assert_eq!(
         run.file("ml-kem-768.csv"),
-        "operation,implementation,median_cycles\n\
-         keygen,kem-core portable,50000\n\
-         decaps,kem-core portable,70000\n\
-         decaps,kem-core avx2,20000\n"
+        "operation,implementation,median_cycles\nkeygen,kem-core portable,50000\n\
+         decaps,kem-core portable,70000\ndecaps,kem-core avx2,20000\n"
     );
 }
 
@@ -178,14 +165,13 @@ fn bench_csv_one_chart_per_parameter_set() {
 fn comparison_csv_splits_hybrids_by_algorithm() {
     let run = Run::charts("comparison", COMPARISON, &["--title", "openssl speed"]);
     assert_eq!(run.stems(), ["ml-kem-768", "x25519mlkem768"]);
-    let svg = run.file("ml-kem-768.svg");
-    for text in [
+    let subtitle = "OpenSSL 3.5.5 · median of 3 rounds · source: in.csv";
+    let texts = [
         "openssl speed — ML-KEM-768",
         "ops/s (higher is better)",
-        "OpenSSL 3.5.5 · median of 3 rounds · source: in.csv",
-    ] {
-        assert!(draws(&svg, text), "{text} missing");
-    }
+        subtitle,
+    ];
+    assert_draws(&run.file("ml-kem-768.svg"), &texts);
     assert_eq!(
         run.file("ml-kem-768.csv"),
         "operation,implementation,ops_per_sec\nkeygen,ours,73553\nkeygen,native,22251\n"
@@ -195,12 +181,14 @@ fn comparison_csv_splits_hybrids_by_algorithm() {
         run.file("x25519mlkem768.csv"),
         "operation,implementation,ops_per_sec\nkeygen,ours,20000\nkeygen,native,\n"
     );
-    assert!(draws(&run.file("x25519mlkem768.svg"), "n/a"));
+    assert_draws(&run.file("x25519mlkem768.svg"), &["n/a"]);
     // One algorithm per parameter set: one chart per parameter_set.
     let pure = "algorithm,parameter_set,operation,implementation,ops_per_sec\n\
                 mlkem768,ML-KEM-768,keygen,ours,1\nmlkem512,ML-KEM-512,keygen,ours,2\n";
-    let run = Run::charts("pure", pure, &[]);
-    assert_eq!(run.stems(), ["ml-kem-768", "ml-kem-512"]);
+    assert_eq!(
+        Run::charts("pure", pure, &[]).stems(),
+        ["ml-kem-768", "ml-kem-512"]
+    );
 }
 
 #[test]
@@ -217,76 +205,56 @@ fn explicit_columns_and_errors() {
     assert_eq!(run.stems(), ["keygen", "encaps", "decaps"]);
     assert_eq!(
         run.file("keygen.csv"),
-        "parameter_set,implementation,ops_per_sec\n\
-         ML-KEM-512,kem-core portable,100000.0\n\
-         ML-KEM-512,kem-core avx2,250000.0\n\
-         ML-KEM-768,kem-core portable,60000.0\n"
+        "parameter_set,implementation,ops_per_sec\nML-KEM-512,kem-core portable,100000.0\n\
+         ML-KEM-512,kem-core avx2,250000.0\nML-KEM-768,kem-core portable,60000.0\n"
     );
-    assert!(draws(&run.file("keygen.svg"), "ops_per_sec"));
+    assert_draws(&run.file("keygen.svg"), &["ops_per_sec"]);
 
-    let error = |name: &str, input: &str, args: &[&str]| Run::charts(name, input, args).error();
-    assert!(
-        error("twice", BENCH, &["--facet", "implementation"]).starts_with(
-            "charts: error: in.csv: lines 2 and 5: two values for kem-core portable / keygen / \
-         kem-core portable"
-        )
-    );
-    let err = error("no-group", BENCH, &["--group", "nope"]);
-    assert!(
-        err.starts_with("charts: error: --group: no column \"nope\""),
-        "{err}"
-    );
-    let err = error("no-operation", "a,b\n1,2\n", &[]);
-    assert!(
-        err.starts_with("charts: error: no \"operation\" column"),
-        "{err}"
-    );
     let other = "operation,implementation,x\nkeygen,ours,abc\n";
-    let err = error("unknown", other, &[]);
-    assert!(
-        err.starts_with("charts: error: unknown CSV format"),
-        "{err}"
-    );
-    let err = error("not-a-number", other, &["--value", "x"]);
-    assert_eq!(
-        err,
-        "charts: error: in.csv: line 2: column \"x\": not a number: \"abc\""
-    );
-    let err = error("empty", "operation,implementation,x\n", &[]);
-    assert_eq!(err, "charts: error: in.csv: no rows under the header");
+    let cases: [(&str, &[&str], &str); 6] = [
+        (BENCH, &["--facet", "implementation"], "in.csv: lines 2 and 5: two values for kem-core portable / keygen / kem-core portable; "),
+        (BENCH, &["--group", "nope"], "--group: no column \"nope\" (columns: parameter_set, "),
+        ("a,b\n1,2\n", &[], "no \"operation\" column, name one with --group"),
+        (other, &[], "unknown CSV format, name the value column with --value"),
+        (other, &["--value", "x"], "in.csv: line 2: column \"x\": not a number: \"abc\"\n"),
+        ("operation,implementation,x\n", &[], "in.csv: no rows under the header\n"),
+    ];
+    for (i, (input, args, start)) in cases.into_iter().enumerate() {
+        let error = Run::charts(&format!("error-{i}"), input, args).error() + "\n";
+        assert!(
+            error.starts_with(&format!("charts: error: {start}")),
+            "{error}"
+        );
+    }
 }
 
 #[test]
-fn single_chart_without_facet_column() {
+fn file_names() {
     let text = "operation,implementation,ops\nkeygen,ours,5\nkeygen,theirs,n/a\n";
     let run = Run::charts("single", text, &["--value", "ops"]);
     assert_eq!(run.stems(), ["in"]);
-    assert!(draws(&run.file("in.svg"), "in.csv"));
-    assert_eq!(
-        run.file("in.csv"),
-        "operation,implementation,ops\nkeygen,ours,5\nkeygen,theirs,n/a\n"
-    );
-    let run = Run::charts(
-        "single-prefix",
-        text,
-        &["--value", "ops", "--prefix", "Run 1"],
-    );
-    assert_eq!(run.stems(), ["run-1"]);
-    let run = Run::charts("slug", text, &["--value", "ops", "--prefix", "  R&D <x> "]);
-    assert_eq!(run.stems(), ["r-d-x"]);
-}
-
-#[test]
-fn slugs_and_unique_stems() {
+    assert_draws(&run.file("in.svg"), &["in.csv"]);
+    assert_eq!(run.file("in.csv"), text);
+    for (i, (prefix, stem)) in [("Run 1", "run-1"), ("  R&D <x> ", "r-d-x")]
+        .into_iter()
+        .enumerate()
+    {
+        let run = Run::charts(
+            &format!("prefix-{i}"),
+            text,
+            &["--value", "ops", "--prefix", prefix],
+        );
+        assert_eq!(run.stems(), [stem]);
+    }
+    // Unique stems, `chart` for a facet without letters or digits.
     let text = "parameter_set,operation,implementation,ops_per_sec,algorithm\n\
                 A B,k,x,1,a\nA-B,k,x,1,a\n***,k,x,1,a\n";
-    let args = ["--facet", "parameter_set"];
-    let run = Run::charts("stems", text, &args);
+    let run = Run::charts("stems", text, &["--facet", "parameter_set"]);
     assert_eq!(run.stems(), ["a-b", "a-b-2", "chart"]);
     let run = Run::charts(
         "stems-prefix",
         text,
-        &[&args[..], &["--prefix", "bench"]].concat(),
+        &["--facet", "parameter_set", "--prefix", "bench"],
     );
     assert_eq!(run.stems(), ["bench-a-b", "bench-a-b-2", "bench"]);
 }

@@ -311,63 +311,6 @@ fn line(record: &StringRecord) -> u64 {
     record.position().map_or(0, |p| p.line())
 }
 
-/// The columns a chart is drawn from.
-struct Columns {
-    facet: Option<usize>,
-    group: usize,
-    series: usize,
-    value: usize,
-    value_label: String,
-}
-
-/// Resolves the columns from the command line and the header.
-fn choose_columns(args: &Args, csv: &Csv, format: &Format) -> Result<Columns, String> {
-    let columns = csv.headers.join(", ");
-    let find = |name: &str, flag: &str| {
-        let error = format!("{flag}: no column {name:?} (columns: {columns})");
-        csv.column(name).ok_or(error)
-    };
-    let pick = |chosen: &Option<String>, default: &str, flag: &str| match chosen {
-        Some(name) => find(name, flag),
-        None => csv.column(default).ok_or_else(|| {
-            format!("no {default:?} column, name one with {flag} (columns: {columns})")
-        }),
-    };
-    let group = pick(&args.group, "operation", "--group")?;
-    let series = pick(&args.series, "implementation", "--series")?;
-    let known = match format {
-        Format::Bench(median) => Some((
-            median.clone(),
-            format!("median {} (lower is better)", &median["median_".len()..]),
-        )),
-        Format::Comparison => Some(("ops_per_sec".into(), "ops/s (higher is better)".into())),
-        Format::Other => None,
-    };
-    let (value, label) = match (&args.value, known) {
-        (Some(name), known) => {
-            let known = known.filter(|(column, _)| column == name);
-            (find(name, "--value")?, known.map_or(name.clone(), |k| k.1))
-        }
-        (None, Some((column, label))) => (find(&column, "--value")?, label),
-        (None, None) => {
-            let hint = "name the value column with --value";
-            return Err(format!("unknown CSV format, {hint} (columns: {columns})"));
-        }
-    };
-    let facet = match &args.facet {
-        Some(name) => Some(find(name, "--facet")?),
-        None => csv.default_facet(),
-    };
-    let value_label = args.value_label.clone().unwrap_or(label);
-    Ok(Columns {
-        facet,
-        group,
-        series,
-        value,
-        value_label,
-    })
-}
-
 /// One chart and the rows behind it.
 struct Facet {
     /// The facet value; `None` when the CSV is not split.
@@ -395,16 +338,51 @@ fn index_of(names: &mut Vec<String>, name: &str) -> usize {
     })
 }
 
-/// Splits the CSV by facet and builds one chart per facet value.
-fn build_facets(
-    args: &Args,
-    csv: &Csv,
-    (cols, format): (&Columns, &Format),
-    source: &str,
-) -> Result<Vec<Facet>, String> {
+/// Splits the CSV by facet and builds one chart per facet value, with the
+/// columns chosen on the command line or by the header.
+fn build_facets(args: &Args, csv: &Csv, source: &str) -> Result<Vec<Facet>, String> {
+    let columns = csv.headers.join(", ");
+    let find = |name: &str, flag: &str| {
+        let error = format!("{flag}: no column {name:?} (columns: {columns})");
+        csv.column(name).ok_or(error)
+    };
+    let pick = |chosen: &Option<String>, default: &str, flag: &str| match chosen {
+        Some(name) => find(name, flag),
+        None => csv.column(default).ok_or_else(|| {
+            format!("no {default:?} column, name one with {flag} (columns: {columns})")
+        }),
+    };
+    let group = pick(&args.group, "operation", "--group")?;
+    let series_column = pick(&args.series, "implementation", "--series")?;
+    let format = csv.format();
+    let known = match &format {
+        Format::Bench(median) => Some((
+            median.clone(),
+            format!("median {} (lower is better)", &median["median_".len()..]),
+        )),
+        Format::Comparison => Some(("ops_per_sec".into(), "ops/s (higher is better)".into())),
+        Format::Other => None,
+    };
+    let (value, label) = match (&args.value, known) {
+        (Some(name), known) => {
+            let known = known.filter(|(column, _)| column == name);
+            (find(name, "--value")?, known.map_or(name.clone(), |k| k.1))
+        }
+        (None, Some((column, label))) => (find(&column, "--value")?, label),
+        (None, None) => {
+            let hint = "name the value column with --value";
+            return Err(format!("unknown CSV format, {hint} (columns: {columns})"));
+        }
+    };
+    let facet = match &args.facet {
+        Some(name) => Some(find(name, "--facet")?),
+        None => csv.default_facet(),
+    };
+    let value_label = args.value_label.as_ref().unwrap_or(&label);
+    let in_file = |e: String| format!("{}: {e}", args.csv.display());
     let mut split: Vec<(Option<&str>, Vec<&StringRecord>)> = Vec::new();
     for record in &csv.records {
-        let key = cols.facet.map(|f| &record[f]);
+        let key = facet.map(|f| &record[f]);
         match split.iter_mut().find(|(k, _)| *k == key) {
             Some((_, records)) => records.push(record),
             None => split.push((key, vec![record])),
@@ -415,31 +393,27 @@ fn build_facets(
     for (name, records) in split {
         let (mut groups, mut series) = (Vec::new(), Vec::new());
         let (mut lines, mut bars) = (HashMap::new(), HashMap::new());
-        let mut data = Table::new(vec![
-            header(cols.group),
-            header(cols.series),
-            header(cols.value),
-        ]);
+        let mut data = Table::new(vec![header(group), header(series_column), header(value)]);
         for &r in &records {
             let key = (
-                index_of(&mut series, &r[cols.series]),
-                index_of(&mut groups, &r[cols.group]),
+                index_of(&mut series, &r[series_column]),
+                index_of(&mut groups, &r[group]),
             );
-            let value = parse_value(&r[cols.value], line(r), &csv.headers[cols.value])?;
+            let cell = parse_value(&r[value], line(r), &csv.headers[value]).map_err(in_file)?;
             if let Some(earlier) = lines.insert(key, line(r)) {
                 let facet = name.map(|n| format!("{n} / ")).unwrap_or_default();
-                return Err(format!(
+                return Err(in_file(format!(
                     "lines {earlier} and {}: two values for {facet}{} / {}; choose --facet, \
                      --group or --series so that each bar has one row",
                     line(r),
-                    &r[cols.group],
-                    &r[cols.series]
-                ));
+                    &r[group],
+                    &r[series_column]
+                )));
             }
-            if let Some(v) = value.filter(|v| v.is_finite() && *v >= 0.0) {
+            if let Some(v) = cell.filter(|v| v.is_finite() && *v >= 0.0) {
                 bars.insert(key, v);
             }
-            data.push_text([&r[cols.group], &r[cols.series], r[cols.value].trim()]);
+            data.push_text([&r[group], &r[series_column], r[value].trim()]);
         }
         let title = match (args.title.as_deref(), name) {
             (Some(t), Some(f)) => format!("{t} — {f}"),
@@ -447,8 +421,8 @@ fn build_facets(
         };
         let chart = BarChart {
             title,
-            subtitle: subtitle(&records, csv, format, source),
-            value_label: cols.value_label.clone(),
+            subtitle: subtitle(&records, csv, &format, source),
+            value_label: value_label.clone(),
             groups,
             series,
             bars,
@@ -545,10 +519,7 @@ fn run(args: &Args) -> Result<(), String> {
         .csv
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
-    let format = csv.format();
-    let cols = choose_columns(args, &csv, &format)?;
-    let facets =
-        build_facets(args, &csv, (&cols, &format), &source).map_err(|e| format!("{shown}: {e}"))?;
+    let facets = build_facets(args, &csv, &source)?;
     let stems = file_stems(&facets, args.prefix.as_deref(), &source);
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;

@@ -72,27 +72,24 @@ fn profile_operation<P: ParameterSet>(operation: &str, calls: usize) -> Result<T
         }
         Ok(())
     };
-    for _ in 0..10 {
-        run_once().map_err(fail)?;
-    }
-    let mut timed = |ticks: &mut u64| -> Result<(), String> {
+    let mut timed = |calls: usize| -> Result<u64, String> {
+        let mut ticks = 0;
         for _ in 0..calls {
             let start = timer::now();
             run_once().map_err(fail)?;
-            *ticks += timer::now().wrapping_sub(start);
+            ticks += timer::now().wrapping_sub(start);
         }
-        Ok(())
+        Ok(ticks)
     };
+    timed(10)?;
     // The same calls with the counters off first: the operation's own cost.
     profiling::disable();
-    let mut unprofiled_ticks = 0;
-    timed(&mut unprofiled_ticks)?;
+    totals.unprofiled_ticks = timed(calls)?;
     profiling::enable(None);
     rng_meter.iter().for_each(|c| c.set(0));
     profiling::take();
-    let mut ticks = 0;
-    timed(&mut ticks)?;
-    (totals.calls, totals.unprofiled_ticks, totals.ticks) = (calls as u64, unprofiled_ticks, ticks);
+    totals.ticks = timed(calls)?;
+    totals.calls = calls as u64;
     totals.profile = profiling::take();
     Ok(totals)
 }
