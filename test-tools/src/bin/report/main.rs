@@ -100,6 +100,40 @@ pub fn cases(args: &Args, instances: &[BackendKind]) -> Vec<(BackendKind, String
     instances.iter().flat_map(each).collect()
 }
 
+/// `f` on `backend`, its errors as text.
+pub fn on_backend<T>(
+    backend: BackendKind,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    kem_core::with_backend(backend, f).map_err(|e| e.to_string())?
+}
+
+/// A table of one row per (instance, set, operation): those three, then
+/// the cells `measure` gives or its error in bold.
+pub fn operation_table(
+    args: &Args,
+    instances: &[BackendKind],
+    titles: &[&str],
+    mut measure: impl FnMut(BackendKind, &str, KatParams, &str) -> Result<Vec<String>, String>,
+) -> Table {
+    let mut table = Table::titled(&[&["instance", "set", "operation"], titles].concat());
+    for (backend, label, set) in cases(args, instances) {
+        for operation in ["keygen", "encaps", "decaps"] {
+            let row = [
+                format!("`{label}`"),
+                set.name().to_owned(),
+                operation.to_owned(),
+            ];
+            let cells = measure(backend, &label, set, operation);
+            table.push_text(
+                row.into_iter()
+                    .chain(cells.unwrap_or_else(|e| vec![format!("**{e}**")])),
+            );
+        }
+    }
+    table
+}
+
 /// The evidence records of the campaign, each stamped with the command line
 /// and a short environment.
 pub struct Evidence {
@@ -220,24 +254,30 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
          portable backend is the reference the others must match byte for byte.\n\
          - **Parameter sets:**\n\n",
         env!("CARGO_PKG_VERSION"),
-        labels
-            .iter()
-            .map(|l| format!("`{l}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        format!("`{}`", labels.join("`, `"))
     );
-    let mut table = Table::titled(&["set", "k", "η1", "η2", "du", "dv", "NIST category"]);
-    for set in args.sets() {
-        // NIST categories 1, 3 and 5 are the sets of rank k = 2, 3 and 4.
-        let row = with_set!(set, P => [P::K, P::ETA1, P::ETA2, P::DU, P::DV, 2 * P::K - 3]);
-        table.push_text(
-            [set.name().to_owned()]
-                .into_iter()
-                .chain(row.map(|n| n.to_string())),
-        );
-    }
-    out.push_str(&table.markdown());
+    // NIST categories 1, 3 and 5 are the sets of rank k = 2, 3 and 4.
+    let titles = ["set", "k", "η1", "η2", "du", "dv", "NIST category"];
+    out.push_str(&set_table(
+        args,
+        &titles,
+        |set| with_set!(set, P => [P::K, P::ETA1, P::ETA2, P::DU, P::DV, 2 * P::K - 3]),
+    ));
     out
+}
+
+/// A Markdown table of one row per chosen set: its name, then `numbers`.
+fn set_table<const N: usize>(
+    args: &Args,
+    titles: &[&str],
+    numbers: impl Fn(KatParams) -> [usize; N],
+) -> String {
+    let mut table = Table::titled(titles);
+    for set in args.sets() {
+        let cells = numbers(set).map(|n| n.to_string());
+        table.push_text([set.name().to_owned()].into_iter().chain(cells));
+    }
+    table.markdown()
 }
 
 fn environment_section(
@@ -274,27 +314,22 @@ fn environment_section(
 }
 
 fn sizes(args: &Args) -> String {
-    let mut table = Table::titled(&[
+    let titles = [
         "set",
         "public key (ek)",
         "secret key (dk)",
         "ciphertext",
         "shared secret",
-    ]);
-    for set in args.sets() {
-        let row =
-            with_set!(set, P => [P::EK_LEN, P::DK_LEN, P::CT_LEN, kem_core::SHARED_SECRET_LEN]);
-        table.push_text(
-            [set.name().to_owned()]
-                .into_iter()
-                .chain(row.map(|n| n.to_string())),
-        );
-    }
+    ];
+    let table = set_table(
+        args,
+        &titles,
+        |set| with_set!(set, P => [P::EK_LEN, P::DK_LEN, P::CT_LEN, kem_core::SHARED_SECRET_LEN]),
+    );
     format!(
         "## 6. Sizes\n\nBytes, as FIPS 203 fixes them (checked against kem-core's outputs in \
-         section 3).\n\n{}\nThe secret key is the expanded FIPS 203 form; the provider can also \
-         store the 64-byte seed d ‖ z instead (`ml-kem.retain_seed`).\n",
-        table.markdown()
+         section 3).\n\n{table}\nThe secret key is the expanded FIPS 203 form; the provider can \
+         also store the 64-byte seed d ‖ z instead (`ml-kem.retain_seed`).\n"
     )
 }
 
@@ -306,19 +341,16 @@ fn evidence_section(evidence: &Evidence, jsonl: &str) -> String {
         evidence.records.len(),
         test_tools::nist_kat::sha256_hex(jsonl)
     );
-    let mut seen: Vec<(&Value, usize, &Value)> = Vec::new();
+    let mut seen: Vec<(&str, usize, &str)> = Vec::new();
     for record in &evidence.records {
-        match seen.iter_mut().find(|(s, _, _)| *s == &record["section"]) {
+        let [section, id] = [&record["section"], &record["id"]].map(|v| v.as_str().unwrap_or("?"));
+        match seen.iter_mut().find(|(s, _, _)| *s == section) {
             Some(entry) => entry.1 += 1,
-            None => seen.push((&record["section"], 1, &record["id"])),
+            None => seen.push((section, 1, id)),
         }
     }
     let mut table = Table::titled(&["section", "records", "first id"]);
     for (section, count, first) in seen {
-        let (section, first) = (
-            section.as_str().unwrap_or("?"),
-            first.as_str().unwrap_or("?"),
-        );
         table.push_text([section.to_owned(), count.to_string(), format!("`{first}`")]);
     }
     out.push_str(&table.markdown());

@@ -9,15 +9,12 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use kem_core::profiling::{self, Profile};
-use kem_core::{with_backend, BackendKind, Ciphertext, DecapsulationKey, Error, ParameterSet};
+use kem_core::{BackendKind, Ciphertext, DecapsulationKey, Error, ParameterSet};
 use serde_json::json;
-use test_tools::table::{thousands, Table};
+use test_tools::table::thousands;
 use test_tools::timer;
 
-use crate::{cases, Args, Evidence};
-
-/// The operations profiled, as the provider runs them.
-const OPERATIONS: [&str; 3] = ["keygen", "encaps", "decaps"];
+use crate::{on_backend, operation_table, Args, Evidence};
 
 /// Totals over the profiled calls of one operation.
 #[derive(Default)]
@@ -120,10 +117,7 @@ pub fn run(
          means, and keygen and encaps run on fresh random inputs, where section 4 gives \
          medians over fixed inputs.\n"
     );
-    let mut table = Table::titled(&[
-        "instance",
-        "set",
-        "operation",
+    let titles = [
         &format!("{unit}/op, counters off"),
         &format!("{unit}/op, counters on"),
         "SHA3/SHAKE share",
@@ -135,30 +129,19 @@ pub fn run(
         "XOF",
         "Keccak-f (1-way / 4-way / 8-way)",
         "RNG calls (bytes)",
-    ]);
-    for (backend, label, set) in cases(args, instances) {
-        for operation in OPERATIONS {
+    ];
+    let table = operation_table(
+        args,
+        instances,
+        &titles,
+        |backend, label, set, operation| {
             eprintln!(
                 "  [profile {label} {} {operation}] {calls} calls",
                 set.name()
             );
-            let row = [
-                format!("`{label}`"),
-                set.name().to_owned(),
-                operation.to_owned(),
-            ];
             let profiled =
                 || test_tools::with_set!(set, P => profile_operation::<P>(operation, calls));
-            let totals = match with_backend(backend, profiled)
-                .map_err(|e| e.to_string())
-                .and_then(|r| r)
-            {
-                Ok(totals) => totals,
-                Err(e) => {
-                    table.push_text(row.into_iter().chain([format!("**failed: {e}**")]));
-                    continue;
-                }
-            };
+            let totals = on_backend(backend, profiled).map_err(|e| format!("failed: {e}"))?;
             let p = &totals.profile;
             let [rng_calls, rng_bytes, rng_ticks] = totals.rng.each_ref().map(Cell::get);
             let permutations = p.permutations + p.permutations_x4 + p.permutations_x8;
@@ -179,7 +162,7 @@ pub fn run(
                 x => format!("{x:.2}"),
             };
             let keccak = [p.permutations, p.permutations_x4, p.permutations_x8].map(per);
-            table.push_text(row.into_iter().chain([
+            let cells = vec![
                 thousands(net_total / n),
                 thousands(net(totals.ticks, totals.calls) / n),
                 format!("{keccak_share:.1}%"),
@@ -191,7 +174,7 @@ pub fn run(
                 per(p.xof),
                 keccak.join(" / "),
                 format!("{} ({})", per(rng_calls), per(rng_bytes)),
-            ]));
+            ];
             let data = json!({
                 "instance": label,
                 "parameter_set": set.name(),
@@ -218,8 +201,9 @@ pub fn run(
                 format!("profile/{}/{label}/{operation}", set.name()),
                 data,
             );
-        }
-    }
+            Ok(cells)
+        },
+    );
     profiling::disable();
     out.push_str(&table.markdown());
     out

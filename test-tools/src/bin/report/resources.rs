@@ -10,22 +10,17 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
-use kem_core::{
-    with_backend, BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, ParameterSet,
-};
+use kem_core::{BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, ParameterSet};
 use serde_json::{json, Value};
 use test_tools::elf_segments::load_segments;
 use test_tools::kem_core_ops::{check_kem_core, M};
 use test_tools::nist_kat::KatParams;
 use test_tools::table::{thousands, Table};
 
-use crate::{cases, Args, Evidence};
+use crate::{on_backend, operation_table, Args, Evidence};
 
 /// The hidden first argument that makes `report` the measuring child.
 pub const CHILD_FLAG: &str = "--rss-child";
-
-/// The operations measured, from serialized inputs.
-const OPERATIONS: [&str; 3] = ["keygen", "encaps", "decaps"];
 
 /// Calls of the operation in the child.
 const CHILD_CALLS: usize = 1000;
@@ -146,13 +141,12 @@ pub fn module_section(args: &Args, evidence: &mut Evidence) -> Result<String, St
     Ok(out)
 }
 
-/// Runs one child for `operation` on `input`: its JSON line, or why it
-/// measured nothing; an error when it could not be started.
+/// Runs one child for `operation` on `input`: its JSON line, or why not.
 fn measure_child(
     exe: &Path,
     (backend, set, operation): (BackendKind, KatParams, &str),
     input: &[u8],
-) -> Result<Result<Value, String>, String> {
+) -> Result<Value, String> {
     let cannot = |e: std::io::Error| format!("cannot run {}: {e}", exe.display());
     let mut child = Command::new(&exe)
         .args([CHILD_FLAG, set.name(), operation])
@@ -166,14 +160,14 @@ fn measure_child(
     let _ = child.stdin.take().expect("piped").write_all(input);
     let output = child.wait_with_output().map_err(cannot)?;
     let line = String::from_utf8_lossy(&output.stdout);
-    Ok(match serde_json::from_str::<Value>(line.trim()) {
+    match serde_json::from_str::<Value>(line.trim()) {
         Ok(record) if record["backend"] == backend.name() => Ok(record),
         Ok(record) => Err(format!("the child ran backend {}", record["backend"])),
         Err(_) => Err(format!(
             "the child failed: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         )),
-    })
+    }
 }
 
 /// Runs the rest of section 5 after `module` (from [`module_section`]).
@@ -192,48 +186,33 @@ pub fn run(
          decaps from dk and ciphertext bytes), then reads `VmHWM` (peak). kem-core allocates \
          only the expanded key on the heap; the rest is stack.\n"
     );
-    let mut table = Table::titled(&[
-        "instance",
-        "set",
-        "operation",
+    let titles = [
         "baseline peak RSS, VmHWM (KiB)",
         "peak RSS after the calls, VmHWM (KiB)",
         "growth (KiB)",
-    ]);
+    ];
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
-    for (backend, label, set) in cases(args, instances) {
-        let answer = with_backend(
-            backend,
-            || test_tools::with_set!(set, P => check_kem_core::<P>()),
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|r| r)?;
-        let input = [answer.ek, answer.dk, answer.ct].concat();
-        for operation in OPERATIONS {
+    let table = operation_table(
+        args,
+        instances,
+        &titles,
+        |backend, label, set, operation| {
             eprintln!(
                 "  [resources {label} {} {operation}] child process",
                 set.name()
             );
-            let row = [
-                format!("`{label}`"),
-                set.name().to_owned(),
-                operation.to_owned(),
-            ];
-            let record = match measure_child(&exe, (backend, set, operation), &input)? {
-                Ok(record) => record,
-                Err(why) => {
-                    table.push_text(row.into_iter().chain([format!("**not measured: {why}**")]));
-                    continue;
-                }
-            };
+            let answer = on_backend(
+                backend,
+                || test_tools::with_set!(set, P => check_kem_core::<P>()),
+            )?;
+            let input = [answer.ek, answer.dk, answer.ct].concat();
+            let record = measure_child(&exe, (backend, set, operation), &input)
+                .map_err(|why| format!("not measured: {why}"))?;
             let (baseline, peak) = (
                 record["baseline_hwm_kib"].as_u64(),
                 record["peak_hwm_kib"].as_u64(),
             );
             let growth = baseline.zip(peak).map(|(b, p)| p.saturating_sub(b));
-            let cells = [baseline, peak, growth]
-                .map(|v| v.map_or("n/a".to_owned(), |v| thousands(v as f64)));
-            table.push_text(row.into_iter().chain(cells));
             let data = json!({
                 "instance": label,
                 "parameter_set": set.name(),
@@ -245,8 +224,11 @@ pub fn run(
                 format!("rss/{}/{label}/{operation}", set.name()),
                 data,
             );
-        }
-    }
+            Ok([baseline, peak, growth]
+                .map(|v| v.map_or("n/a".to_owned(), |v| thousands(v as f64)))
+                .into())
+        },
+    );
     out.push_str(&table.markdown());
     Ok(out)
 }
