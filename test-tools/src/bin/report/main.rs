@@ -250,11 +250,11 @@ fn basic_information(args: &Args, labels: &[String]) -> String {
          - **Algorithm:** ML-KEM, the module-lattice-based key-encapsulation mechanism of \
          FIPS 203 (final, August 2024).\n\
          - **Implementation:** kem-core {} (the ML-KEM library of the `mlkem` provider). \
-         Instances are its backends that this CPU runs, chosen at run time: {}. The \
+         Instances are its backends that this CPU runs, chosen at run time: `{}`. The \
          portable backend is the reference the others must match byte for byte.\n\
          - **Parameter sets:**\n\n",
         env!("CARGO_PKG_VERSION"),
-        format!("`{}`", labels.join("`, `"))
+        labels.join("`, `")
     );
     // NIST categories 1, 3 and 5 are the sets of rank k = 2, 3 and 4.
     let titles = ["set", "k", "η1", "η2", "du", "dv", "NIST category"];

@@ -148,7 +148,7 @@ fn measure_child(
     input: &[u8],
 ) -> Result<Value, String> {
     let cannot = |e: std::io::Error| format!("cannot run {}: {e}", exe.display());
-    let mut child = Command::new(&exe)
+    let mut child = Command::new(exe)
         .args([CHILD_FLAG, set.name(), operation])
         .env("MLKEM_BACKEND", backend.name())
         .stdin(Stdio::piped())
