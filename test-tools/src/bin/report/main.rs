@@ -119,16 +119,11 @@ pub fn operation_table(
     let mut table = Table::titled(&[&["instance", "set", "operation"], titles].concat());
     for (backend, label, set) in cases(args, instances) {
         for operation in ["keygen", "encaps", "decaps"] {
-            let row = [
-                format!("`{label}`"),
-                set.name().to_owned(),
-                operation.to_owned(),
-            ];
+            let mut row = vec![format!("`{label}`")];
+            row.extend([set.name(), operation].map(str::to_owned));
             let cells = measure(backend, &label, set, operation);
-            table.push_text(
-                row.into_iter()
-                    .chain(cells.unwrap_or_else(|e| vec![format!("**{e}**")])),
-            );
+            row.extend(cells.unwrap_or_else(|e| vec![format!("**{e}**")]));
+            table.push_text(row);
         }
     }
     table

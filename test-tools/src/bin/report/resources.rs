@@ -58,14 +58,8 @@ pub fn child_main(args: &[String]) -> ExitCode {
             "final_rss_kib": status_kib("VmRSS"),
         }))
     })();
-    match result {
-        Ok(line) => println!("{line}"),
-        Err(e) => {
-            eprintln!("report {CHILD_FLAG}: {e}");
-            return ExitCode::FAILURE;
-        }
-    }
-    ExitCode::SUCCESS
+    let result = result.map(|line| println!("{line}"));
+    test_tools::cli::exit(&format!("report {CHILD_FLAG}"), result)
 }
 
 fn run_child_operation<P: ParameterSet>(operation: &str, input: &[u8]) -> Result<(), String> {
