@@ -126,11 +126,8 @@ impl BarChart {
     ) -> Result<(), Box<dyn std::error::Error>> {
         let (groups, series) = (self.groups.len(), self.series.len());
         root.fill(&WHITE)?;
-        root.draw(&Text::new(
-            self.title.as_str(),
-            (20, 16),
-            font(20).style(FontStyle::Bold),
-        ))?;
+        let bold = font(20).style(FontStyle::Bold);
+        root.draw(&Text::new(self.title.as_str(), (20, 16), bold))?;
         let subtitle = font(13).color(&GREY);
         root.draw(&Text::new(self.subtitle.as_str(), (20, 44), subtitle))?;
         for (s, (x, y, _)) in legend.into_iter().enumerate() {
@@ -246,13 +243,12 @@ fn compact(v: f64) -> String {
     format!("{sign}{scaled:.decimals$}{suffix}")
 }
 
-/// What the CSV's header says about where it came from.
-enum Format {
-    /// `bench`: the median per operation in this `median_<unit>` column.
-    Bench(String),
-    /// `speed-compare` / `evp-bench`: ops/s per operation.
-    Comparison,
-    Other,
+/// A format the header gives away: the default value column and its axis
+/// title, from `bench` or else from `speed-compare` / `evp-bench`.
+struct Known {
+    bench: bool,
+    value: String,
+    label: String,
 }
 
 /// A CSV file: its (trimmed) header and the records under it.
@@ -279,13 +275,21 @@ impl Csv {
         self.headers.iter().position(|h| h == name)
     }
 
-    fn format(&self) -> Format {
+    fn known(&self) -> Option<Known> {
         let has = |c: &str| self.column(c).is_some();
         let median = self.headers.iter().find(|h| h.starts_with("median_"));
         match median {
-            _ if has("algorithm") && has("ops_per_sec") => Format::Comparison,
-            Some(m) if has("implementation") && has("operation") => Format::Bench(m.clone()),
-            _ => Format::Other,
+            _ if has("algorithm") && has("ops_per_sec") => Some(Known {
+                bench: false,
+                value: "ops_per_sec".into(),
+                label: "ops/s (higher is better)".into(),
+            }),
+            Some(m) if has("implementation") && has("operation") => Some(Known {
+                bench: true,
+                value: m.clone(),
+                label: format!("median {} (lower is better)", &m["median_".len()..]),
+            }),
+            _ => None,
         }
     }
 
@@ -354,21 +358,13 @@ fn build_facets(args: &Args, csv: &Csv, source: &str) -> Result<Vec<Facet>, Stri
     };
     let group = pick(&args.group, "operation", "--group")?;
     let series_column = pick(&args.series, "implementation", "--series")?;
-    let format = csv.format();
-    let known = match &format {
-        Format::Bench(median) => Some((
-            median.clone(),
-            format!("median {} (lower is better)", &median["median_".len()..]),
-        )),
-        Format::Comparison => Some(("ops_per_sec".into(), "ops/s (higher is better)".into())),
-        Format::Other => None,
-    };
-    let (value, label) = match (&args.value, known) {
+    let known = csv.known();
+    let (value, label) = match (&args.value, &known) {
         (Some(name), known) => {
-            let known = known.filter(|(column, _)| column == name);
-            (find(name, "--value")?, known.map_or(name.clone(), |k| k.1))
+            let known = known.as_ref().filter(|k| &k.value == name);
+            (find(name, "--value")?, known.map_or(name, |k| &k.label))
         }
-        (None, Some((column, label))) => (find(&column, "--value")?, label),
+        (None, Some(known)) => (find(&known.value, "--value")?, &known.label),
         (None, None) => {
             let hint = "name the value column with --value";
             return Err(format!("unknown CSV format, {hint} (columns: {columns})"));
@@ -378,7 +374,7 @@ fn build_facets(args: &Args, csv: &Csv, source: &str) -> Result<Vec<Facet>, Stri
         Some(name) => Some(find(name, "--facet")?),
         None => csv.default_facet(),
     };
-    let value_label = args.value_label.as_ref().unwrap_or(&label);
+    let value_label = args.value_label.as_ref().unwrap_or(label);
     let in_file = |e: String| format!("{}: {e}", args.csv.display());
     let mut split: Vec<(Option<&str>, Vec<&StringRecord>)> = Vec::new();
     for record in &csv.records {
@@ -421,7 +417,7 @@ fn build_facets(args: &Args, csv: &Csv, source: &str) -> Result<Vec<Facet>, Stri
         };
         let chart = BarChart {
             title,
-            subtitle: subtitle(&records, csv, &format, source),
+            subtitle: subtitle(&records, csv, known.as_ref(), source),
             value_label: value_label.clone(),
             groups,
             series,
@@ -434,19 +430,19 @@ fn build_facets(args: &Args, csv: &Csv, source: &str) -> Result<Vec<Facet>, Stri
 }
 
 /// Source file and the settings all rows of the facet share.
-fn subtitle(records: &[&StringRecord], csv: &Csv, format: &Format, source: &str) -> String {
+fn subtitle(records: &[&StringRecord], csv: &Csv, known: Option<&Known>, source: &str) -> String {
     let common = |column: &str| {
         let c = csv.column(column)?;
         let first = &records.first()?[c];
         (!first.is_empty() && records.iter().all(|r| &r[c] == first)).then_some(first)
     };
-    let mut parts: Vec<String> = match format {
-        Format::Bench(_) => [
+    let mut parts: Vec<String> = match known.map(|k| k.bench) {
+        Some(true) => [
             Some("bench, in process".to_owned()),
             common("iterations").map(|n| format!("median of {n} timed runs")),
         ]
         .into(),
-        Format::Comparison => [
+        Some(false) => [
             common("openssl_version").map(|v| match v.starts_with("OpenSSL") {
                 true => v.to_owned(),
                 false => format!("OpenSSL {v}"),
@@ -458,7 +454,7 @@ fn subtitle(records: &[&StringRecord], csv: &Csv, format: &Format, source: &str)
             common("trials").map(|n| format!("median of {n} trials")),
         ]
         .into(),
-        Format::Other => Vec::new(),
+        None => Vec::new(),
     }
     .into_iter()
     .flatten()
@@ -477,25 +473,24 @@ fn slug(text: &str) -> String {
 
 /// File stems for the facets: `[prefix-]slug`, unique (`-2`, `-3` on
 /// clashes), `chart` for a facet without a usable name.
-fn file_stems(facets: &[Facet], prefix: Option<&str>, source: &str) -> Vec<String> {
+fn file_stems(facets: &[Facet], prefix: Option<&str>, source_stem: &str) -> Vec<String> {
     let prefix = prefix.map(slug).filter(|p| !p.is_empty());
     let mut used: Vec<String> = Vec::new();
     for facet in facets {
-        let base = match (&facet.name, &prefix) {
-            (Some(n), _) => slug(n),
-            (None, Some(_)) => String::new(),
-            (None, None) => slug(
-                &Path::new(source)
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy(),
-            ),
+        let base = match &facet.name {
+            Some(name) => slug(name),
+            None if prefix.is_some() => String::new(),
+            None => slug(source_stem),
         };
-        let joined = match (&prefix, base.is_empty()) {
-            (Some(p), true) => p.clone(),
-            (Some(p), false) => format!("{p}-{base}"),
-            (None, true) => "chart".to_owned(),
-            (None, false) => base,
+        let parts = [prefix.clone(), Some(base)].into_iter().flatten();
+        let joined = parts
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        let joined = if joined.is_empty() {
+            "chart".to_owned()
+        } else {
+            joined
         };
         let mut stem = joined.clone();
         for k in 2.. {
@@ -520,7 +515,12 @@ fn run(args: &Args) -> Result<(), String> {
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
     let facets = build_facets(args, &csv, &source)?;
-    let stems = file_stems(&facets, args.prefix.as_deref(), &source);
+    let source_stem = Path::new(&source).file_stem().unwrap_or_default();
+    let stems = file_stems(
+        &facets,
+        args.prefix.as_deref(),
+        &source_stem.to_string_lossy(),
+    );
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let mut written = Vec::new();

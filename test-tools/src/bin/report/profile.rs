@@ -162,19 +162,15 @@ pub fn run(
                 x => format!("{x:.2}"),
             };
             let keccak = [p.permutations, p.permutations_x4, p.permutations_x8].map(per);
-            let cells = vec![
+            let mut cells = vec![
                 thousands(net_total / n),
                 thousands(net(totals.ticks, totals.calls) / n),
                 format!("{keccak_share:.1}%"),
                 format!("{rng_share:.1}%"),
-                per(p.g),
-                per(p.h),
-                per(p.j),
-                per(p.prf),
-                per(p.xof),
-                keccak.join(" / "),
-                format!("{} ({})", per(rng_calls), per(rng_bytes)),
             ];
+            cells.extend([p.g, p.h, p.j, p.prf, p.xof].map(per));
+            cells.push(keccak.join(" / "));
+            cells.push(format!("{} ({})", per(rng_calls), per(rng_bytes)));
             let data = json!({
                 "instance": label,
                 "parameter_set": set.name(),
