@@ -198,11 +198,9 @@ fn reports((code_point, nid): KnownGroup, reported: c_long) -> bool {
         || reported == TLSEXT_NID_UNKNOWN | c_long::from(code_point)
 }
 
-/// Checks that a finished handshake is TLS 1.3 over `known`'s group.
-fn check_session(ssl: &SslRef, known: Option<KnownGroup>) -> Result<(), String> {
-    if ssl.version2() != Some(SslVersion::TLS1_3) {
-        return Err(format!("negotiated {}, not TLS 1.3", ssl.version_str()));
-    }
+/// Checks that a finished handshake (TLS 1.3: the contexts allow no other)
+/// negotiated `known`'s group.
+fn check_group(ssl: &SslRef, known: Option<KnownGroup>) -> Result<(), String> {
     let null = std::ptr::null_mut();
     // SAFETY: a live SSL (borrowed); this control reads state and takes no
     // pointer.
@@ -360,7 +358,7 @@ impl GroupContexts<'_> {
             }
         }
         for (end, side) in [(&*client, "client"), (&*server, "server")] {
-            check_session(end.ssl(), self.known).map_err(|e| format!("{side}: {e}"))?;
+            check_group(end.ssl(), self.known).map_err(|e| format!("{side}: {e}"))?;
         }
         exchange(client, server, b"ping").map_err(|e| format!("client to server: {e}"))?;
         exchange(server, client, b"pong").map_err(|e| format!("server to client: {e}"))
@@ -404,9 +402,10 @@ impl Implementation {
     /// The client and server contexts for `group`.
     fn contexts(&self, group: &str, identity: &Identity) -> Result<GroupContexts<'_>, String> {
         let end = |identity| TlsContext::new(&self.library, self.propquery, group, identity);
+        let ends = [end(None)?, end(Some(identity))?];
         Ok(GroupContexts {
             known: known_group(group),
-            ends: [end(None)?, end(Some(identity))?],
+            ends,
         })
     }
 }
@@ -602,7 +601,7 @@ fn external_handshake(
     let _ = tcp.set_nodelay(true);
     let ssl = Ssl::new(context).map_err(|e| format!("SSL_new: {e}"))?;
     let mut tls = ssl.connect(tcp).map_err(|e| format!("handshake: {e}"))?;
-    check_session(tls.ssl(), known)?;
+    check_group(tls.ssl(), known)?;
     let request = b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
     tls.write_all(request).map_err(|e| format!("write: {e}"))?;
     let mut response = Vec::new();
