@@ -1,9 +1,6 @@
-//! `tls-bench`: full TLS 1.3 handshakes per second per key exchange group
-//! and implementation, in process (client and server stepped in turn in one
-//! thread over in-memory buffers: no sockets, threads or scheduler), or with
-//! `--connect HOST:PORT` as the client of a real server
-//! (`scripts/nginx-soak.sh` runs it against nginx): N connections in flight
-//! over TCP, each a full TLS 1.3 handshake and an HTTP/1.0 `GET /`.
+//! `tls-bench`: full TLS 1.3 handshakes per second per group and
+//! implementation, in process (see [`Args`]), or with `--connect` as the
+//! client of a real server (`scripts/nginx-soak.sh` runs it against nginx).
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_long, CStr};
@@ -399,7 +396,6 @@ struct Implementation {
 }
 
 impl Implementation {
-    /// The client and server contexts for `group`.
     fn contexts(&self, group: &str, identity: &Identity) -> Result<GroupContexts<'_>, String> {
         let end = |identity| TlsContext::new(&self.library, self.propquery, group, identity);
         let ends = [end(None)?, end(Some(identity))?];
@@ -416,19 +412,23 @@ fn load_implementations(
     notes: &mut Vec<String>,
 ) -> Result<Vec<Implementation>, String> {
     cli::require_provider(&args.provider_dir)?;
-    let ours =
-        Library::load(Some(&args.provider_dir), "mlkem").map_err(|e| format!("ours: {e}"))?;
-    let native = Library::load(None, "default").map_err(|e| format!("native: {e}"))?;
-    let mut implementations = vec![Implementation {
+    let ours = Implementation {
         name: "ours",
+        library: Library::load(Some(&args.provider_dir), "mlkem")
+            .map_err(|e| format!("ours: {e}"))?,
+        propquery: Some(OURS),
         description: format!(
             "ours: providers mlkem ({}) + default in one OSSL_LIB_CTX, SSL_CTX_new_ex with \
              propquery ?provider=mlkem",
             args.provider_dir.display()
         ),
-        library: ours,
-        propquery: Some(OURS),
-    }];
+    };
+    let native = Implementation {
+        name: "native",
+        library: Library::load(None, "default").map_err(|e| format!("native: {e}"))?,
+        propquery: None,
+        description: "native: provider default alone in one OSSL_LIB_CTX".to_owned(),
+    };
     // Native runs where the linked libssl has a non-classical group of the
     // list; on 3.0-3.4 it would only repeat ours' X25519.
     let groups = args.groups();
@@ -439,31 +439,24 @@ fn load_implementations(
         .collect();
     if post_quantum
         .iter()
-        .any(|g| TlsContext::new(&native, None, g, None).is_ok())
+        .any(|g| TlsContext::new(&native.library, None, g, None).is_ok())
     {
-        implementations.push(Implementation {
-            name: "native",
-            description: "native: provider default alone in one OSSL_LIB_CTX".to_owned(),
-            library: native,
-            propquery: None,
-        });
-    } else if !post_quantum.is_empty() {
+        return Ok(vec![ours, native]);
+    }
+    if !post_quantum.is_empty() {
+        let (version, groups) = (openssl_version(), post_quantum.join(", "));
         notes.push(format!(
-            "native: the linked OpenSSL {} has none of {}; skipped (OpenSSL 3.5+ has them)",
-            openssl_version(),
-            post_quantum.join(", ")
+            "native: the linked OpenSSL {version} has none of {groups}; skipped (OpenSSL 3.5+ has them)"
         ));
     }
-    Ok(implementations)
+    Ok(vec![ours])
 }
 
-/// The handshakes/s column of both tables.
 fn rate_column() -> Column {
     let (text, csv) = (Style::Fixed(0), Style::Fixed(1));
     Column::number("handshakes/s", "handshakes_per_sec", text, csv)
 }
 
-/// The column of the ratio to X25519's handshakes/s.
 fn ratio_column() -> Column {
     let (text, csv) = (Style::Fixed(2), Style::Fixed(4));
     Column::number("vs X25519", "ratio_to_x25519", text, csv)
@@ -477,15 +470,12 @@ fn ratio_to_baseline(all: &[Measurement], m: &Measurement) -> Option<f64> {
     Some(m.ops_per_sec() / baseline.ops_per_sec())
 }
 
-/// Seconds in all over `m`'s trials.
 fn seconds_of(m: &Measurement) -> f64 {
     m.trials.iter().map(|t| t.seconds).sum()
 }
 
-/// Per group and implementation: the median over rounds of handshakes/s,
-/// ms per handshake, the ratio to X25519 with the same implementation and
-/// the rounds; in the files also the handshakes and seconds in all, and in
-/// JSON every round.
+/// Per group and implementation, the median over rounds; the files add the
+/// handshakes and seconds in all, the JSON every round.
 fn results_table(measurements: &[Measurement]) -> Table {
     let (ms_text, ms_csv) = (Style::Fixed(3), Style::Fixed(4));
     let mut table = Table::new(vec![
@@ -699,9 +689,11 @@ fn run_external(args: &Args, address: &str) -> Result<(), String> {
         if let Some(first) = first {
             failures.push(format!("{group}: {failures_here} failed (first: {first})"));
         }
-        let mut m = Measurement::new("ours", group, Operation::Handshake);
-        m.trials.push(trial);
-        measurements.push(m);
+        let trials = vec![trial];
+        measurements.push(Measurement {
+            trials,
+            ..Measurement::new("ours", group, Operation::Handshake)
+        });
         failed.push(failures_here);
     }
     let table = external_table(&measurements, &failed);
