@@ -1,30 +1,7 @@
-//! Side-by-side comparison of `openssl speed` results of several
-//! implementations: per implementation, parameter set and operation a
-//! [`Measurement`] with one trial per round, its median ops/s and its ratio
-//! to a baseline implementation, as aligned tables (one per parameter set),
-//! CSV and JSON.
-//!
-//! ```
-//! use test_tools::comparison::{Comparison, Implementation, SpeedResult};
-//! use test_tools::measure::Operation;
-//!
-//! let r = |implementation: &str, algorithm: &str, ops_per_sec| SpeedResult {
-//!     implementation: implementation.into(),
-//!     round: 1,
-//!     algorithm: algorithm.into(),
-//!     operation: Operation::Keygen,
-//!     ops_per_sec,
-//! };
-//! let comparison = Comparison::new(
-//!     vec![Implementation::new("native", Some("3.5.4")), Implementation::new("oqs", None)],
-//!     "native",
-//!     &[r("native", "ML-KEM-768", 20000.0), r("oqs", "mlkem768", 50000.0)],
-//! )
-//! .unwrap();
-//! let oqs = &comparison.measurements()[1];
-//! assert_eq!(oqs.parameter_set, "ML-KEM-768");
-//! assert_eq!(comparison.ratio_to_baseline(oqs), Some(2.5));
-//! ```
+//! `openssl speed` results of several implementations side by side: per
+//! implementation, parameter set and operation a [`Measurement`] with one
+//! trial per round, its median ops/s and its ratio to a baseline, as tables
+//! (one per parameter set), CSV and JSON.
 
 use serde_json::{json, Value as Json};
 
@@ -83,9 +60,8 @@ impl Implementation {
 pub struct Comparison {
     implementations: Vec<Implementation>,
     baseline: String,
-    /// By parameter set (known sets first, in [`PARAMETER_SETS`] order,
-    /// then others as first measured), operation, implementation; trials in
-    /// round order.
+    /// By parameter set (known sets in [`PARAMETER_SETS`] order, then others
+    /// as first seen), operation, implementation; trials in round order.
     measurements: Vec<Measurement>,
 }
 
@@ -106,15 +82,16 @@ impl Comparison {
                 names.join(", ")
             ));
         }
-        let mut sets: Vec<String> = Vec::new();
-        let mut groups: Vec<(Measurement, Vec<usize>)> = Vec::new();
+        // Known sets first, then others as first seen.
+        let mut sets: Vec<String> = PARAMETER_SETS.map(str::to_owned).to_vec();
+        let mut keyed = Vec::new();
         for r in results {
-            if !names.contains(&r.implementation.as_str()) {
+            let Some(implementation) = names.iter().position(|n| *n == r.implementation) else {
+                let name = &r.implementation;
                 return Err(format!(
-                    "measurement of an unlisted implementation {:?}",
-                    r.implementation
+                    "measurement of an unlisted implementation {name:?}"
                 ));
-            }
+            };
             if !(r.ops_per_sec.is_finite() && r.ops_per_sec > 0.0) {
                 return Err(format!(
                     "{}: {} {} speed {} ops/s is not a positive number",
@@ -122,45 +99,34 @@ impl Comparison {
                 ));
             }
             let set = parameter_set(&r.algorithm);
-            if !sets.contains(&set) {
-                sets.push(set.clone());
-            }
-            let found = groups.iter_mut().find(|(m, _)| {
-                m.implementation == r.implementation
-                    && m.parameter_set == set
-                    && m.operation == r.operation
-            });
-            let (measurement, rounds) = match found {
-                Some(group) => group,
+            let rank = match sets.iter().position(|s| *s == set) {
+                Some(rank) => rank,
                 None => {
-                    let mut m = Measurement::new(&r.implementation, &set, r.operation);
-                    m.algorithm = r.algorithm.clone();
-                    groups.push((m, Vec::new()));
-                    groups.last_mut().expect("just pushed")
+                    sets.push(set.clone());
+                    sets.len() - 1
                 }
             };
-            if rounds.contains(&r.round) {
+            keyed.push((((rank, r.operation, implementation), r.round), set, r));
+        }
+        keyed.sort_by_key(|(key, ..)| *key);
+        let mut measurements: Vec<Measurement> = Vec::new();
+        let mut last = None;
+        for ((group, round), set, r) in keyed {
+            if last == Some((group, round)) {
+                let (name, op) = (&r.implementation, r.operation);
                 return Err(format!(
-                    "{} has two {set} {} results in round {}",
-                    r.implementation, r.operation, r.round
+                    "{name} has two {set} {op} results in round {round}"
                 ));
             }
-            // Keep the trials in round order.
-            let at = rounds.partition_point(|&k| k < r.round);
-            rounds.insert(at, r.round);
-            measurement.trials.insert(at, Trial::rate(r.ops_per_sec));
+            if last.is_none_or(|(previous, _)| previous != group) {
+                let mut m = Measurement::new(&r.implementation, &set, r.operation);
+                m.algorithm = r.algorithm.clone();
+                measurements.push(m);
+            }
+            let trials = &mut measurements.last_mut().expect("pushed above").trials;
+            trials.push(Trial::rate(r.ops_per_sec));
+            last = Some((group, round));
         }
-        let set_rank = |set: &str| {
-            PARAMETER_SETS
-                .iter()
-                .position(|&s| s == set)
-                .unwrap_or(PARAMETER_SETS.len() + sets.iter().position(|s| s == set).unwrap_or(0))
-        };
-        let mut measurements: Vec<Measurement> = groups.into_iter().map(|(m, _)| m).collect();
-        measurements.sort_by_key(|m| {
-            let implementation = names.iter().position(|n| *n == m.implementation);
-            (set_rank(&m.parameter_set), m.operation, implementation)
-        });
         Ok(Self {
             implementations,
             baseline: baseline.to_owned(),
@@ -180,18 +146,18 @@ impl Comparison {
 
     /// The parameter sets with results, in report order.
     pub fn parameter_sets(&self) -> Vec<&str> {
-        let mut sets: Vec<&str> = Vec::new();
-        for m in &self.measurements {
-            if !sets.contains(&m.parameter_set.as_str()) {
-                sets.push(&m.parameter_set);
-            }
-        }
+        let mut sets: Vec<&str> = self
+            .measurements
+            .iter()
+            .map(|m| m.parameter_set.as_str())
+            .collect();
+        sets.dedup();
         sets
     }
 
     /// `m`'s median ops/s over the baseline's for the same parameter set and
-    /// operation (above 1: faster than the baseline); `None` when the
-    /// baseline has no such result.
+    /// operation (above 1: faster); `None` when the baseline has no such
+    /// result.
     pub fn ratio_to_baseline(&self, m: &Measurement) -> Option<f64> {
         let baseline = self.measurements.iter().find(|b| {
             b.implementation == self.baseline
@@ -205,6 +171,7 @@ impl Comparison {
     /// ops/s), ops/s, rounds and the ratio to the baseline (`3.31x`); a blank
     /// line between operations when some operation has several rows.
     pub fn table(&self, parameter_set: Option<&str>) -> Table {
+        let ratio = format!("vs {}", self.baseline);
         let mut table = Table::new(vec![
             Column::new("operation", "operation"),
             Column::new("implementation", "implementation"),
@@ -214,13 +181,8 @@ impl Comparison {
             Column::number("s/op", "seconds_per_op", Style::Fixed(9), Style::Fixed(12)),
             Column::number("ops/s", "ops_per_sec", Style::Fixed(1), Style::Fixed(2)),
             Column::new("rounds", "rounds").right(),
-            Column::number(
-                format!("vs {}", self.baseline),
-                "ratio_to_baseline",
-                Style::Times(2),
-                Style::Fixed(4),
-            )
-            .missing("-"),
+            Column::number(ratio, "ratio_to_baseline", Style::Times(2), Style::Fixed(4))
+                .missing("-"),
             Column::new("", "ops_per_sec_per_round").json_only(),
         ])
         .file_order(&[&COMPARISON_COLUMNS[..], &["ratio_to_baseline", "rounds"]].concat());
@@ -229,26 +191,23 @@ impl Comparison {
             .iter()
             .filter(|m| parameter_set.is_none_or(|set| m.parameter_set == set))
             .collect();
-        let grouped = rows
-            .windows(2)
-            .any(|pair| pair[0].operation == pair[1].operation);
+        let grouped = rows.windows(2).any(|w| w[0].operation == w[1].operation);
         for (i, m) in rows.iter().enumerate() {
             if grouped && i > 0 && rows[i - 1].operation != m.operation {
                 table.blank();
             }
-            let version = self
+            let implementation = self
                 .implementations
                 .iter()
                 .find(|i| i.name == m.implementation);
+            let version = implementation.and_then(|i| i.openssl_version.clone());
             let per_round: Vec<f64> = m.trials.iter().map(|t| t.ops_per_sec).collect();
             table.push(vec![
                 Value::text(m.operation.label()),
                 Value::text(&m.implementation),
                 Value::text(&m.algorithm),
                 Value::text(&m.parameter_set),
-                version
-                    .and_then(|v| v.openssl_version.clone())
-                    .map_or(Value::Empty, Value::Text),
+                version.map_or(Value::Empty, Value::Text),
                 Value::Num(1.0 / m.ops_per_sec()),
                 Value::Num(m.ops_per_sec()),
                 Value::Int(m.trials.len() as u64),
@@ -262,17 +221,16 @@ impl Comparison {
     /// Every parameter set's table under its name, separated by blank
     /// lines.
     pub fn render(&self) -> String {
-        let tables = self.parameter_sets().into_iter();
-        let tables = tables.map(|set| format!("{set}\n{}", self.table(Some(set)).render()));
+        let sets = self.parameter_sets().into_iter();
+        let tables = sets.map(|set| format!("{set}\n{}", self.table(Some(set)).render()));
         tables.collect::<Vec<_>>().join("\n")
     }
 
     /// The comparison as JSON: the baseline, the implementations and one
     /// object per measurement with its per-round values, median and ratio.
     pub fn to_json(&self) -> Json {
-        let implementations: Vec<Json> = self
-            .implementations
-            .iter()
+        let implementations = self.implementations.iter();
+        let implementations: Vec<Json> = implementations
             .map(|i| json!({ "name": i.name, "openssl_version": i.openssl_version }))
             .collect();
         json!({

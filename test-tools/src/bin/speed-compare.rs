@@ -9,7 +9,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -28,11 +27,7 @@ const OURS: &str = "ours";
 const NATIVE: &str = "native";
 const OQSPROVIDER: &str = "oqsprovider";
 const IMPLEMENTATIONS: [&str; 3] = [OURS, NATIVE, OQSPROVIDER];
-
-const DEFAULT_ROUNDS: usize = 3;
-const DEFAULT_SECONDS: u32 = 2;
 const DEFAULT_ALGORITHMS: [&str; 3] = ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"];
-
 /// Lines of a failed child's stderr quoted in the error.
 const STDERR_TAIL_LINES: usize = 12;
 
@@ -108,44 +103,33 @@ struct Args {
 
 impl Args {
     fn rounds(&self) -> usize {
-        self.rounds
-            .unwrap_or(if self.quick { 1 } else { DEFAULT_ROUNDS })
+        self.rounds.unwrap_or(if self.quick { 1 } else { 3 })
     }
 
     fn seconds(&self) -> u32 {
-        self.seconds
-            .unwrap_or(if self.quick { 1 } else { DEFAULT_SECONDS })
+        self.seconds.unwrap_or(if self.quick { 1 } else { 2 })
     }
 
-    /// The implementations asked for, each once; `None` for all.
-    fn implementations(&self) -> Option<Vec<String>> {
-        let mut chosen: Vec<String> = Vec::new();
-        for name in &self.implementations {
-            if !chosen.contains(name) {
-                chosen.push(name.clone());
-            }
+    /// The implementations asked for, each once (all when none is).
+    fn implementations(&self) -> Vec<&str> {
+        match self.implementations.is_empty() {
+            true => IMPLEMENTATIONS.to_vec(),
+            false => unique(self.implementations.iter().map(String::as_str)),
         }
-        (!chosen.is_empty()).then_some(chosen)
     }
 
     /// The canonical names of the algorithms asked for, each once.
     fn algorithms(&self) -> Result<Vec<&'static str>, String> {
-        let mut algorithms = Vec::new();
-        for name in &self.positional {
-            let canonical = canonical_name(name).ok_or_else(|| {
-                format!(
-                    "unknown algorithm {name:?} (known: {})",
-                    PARAMETER_SETS.join(" ")
-                )
-            })?;
-            if !algorithms.contains(&canonical) {
-                algorithms.push(canonical);
-            }
-        }
-        Ok(if algorithms.is_empty() {
-            DEFAULT_ALGORITHMS.to_vec()
-        } else {
-            algorithms
+        let canonical = self.positional.iter().map(|name| {
+            canonical_name(name).ok_or_else(|| {
+                let known = PARAMETER_SETS.join(" ");
+                format!("unknown algorithm {name:?} (known: {known})")
+            })
+        });
+        let algorithms = unique(canonical.collect::<Result<Vec<_>, _>>()?);
+        Ok(match algorithms.is_empty() {
+            true => DEFAULT_ALGORITHMS.to_vec(),
+            false => algorithms,
         })
     }
 
@@ -154,23 +138,32 @@ impl Args {
         if self.positional.is_empty() {
             return Err("--parse needs NAME=FILE arguments".into());
         }
-        self.positional
-            .iter()
-            .map(|p| match p.split_once('=') {
-                Some((name, file)) if !name.is_empty() && !file.is_empty() => {
-                    Ok((name.to_owned(), PathBuf::from(file)))
-                }
-                _ => Err(format!("--parse: expected NAME=FILE, got {p:?}")),
-            })
-            .collect()
+        let pair = |p: &String| match p.split_once('=') {
+            Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+                Ok((name.to_owned(), PathBuf::from(file)))
+            }
+            _ => Err(format!("--parse: expected NAME=FILE, got {p:?}")),
+        };
+        self.positional.iter().map(pair).collect()
     }
+}
+
+/// `items` in order, each once.
+fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut kept = Vec::new();
+    for item in items {
+        if !kept.contains(&item) {
+            kept.push(item);
+        }
+    }
+    kept
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let checked = match args.parse {
-        true => args.files().map(|_| ()),
-        false => args.algorithms().map(|_| ()),
+        true => args.files().map(drop),
+        false => args.algorithms().map(drop),
     };
     if let Err(e) = checked {
         cli::usage_error::<Args>(e);
@@ -178,9 +171,7 @@ fn main() -> ExitCode {
     cli::exit("speed-compare", run(args))
 }
 
-// ------------------------------------------------------------------- runs
-
-/// What `run` reports besides the comparison: the header line and the JSON
+/// What a mode reports: the header line, the comparison and the JSON
 /// fields of the mode.
 struct Report {
     header: String,
@@ -189,10 +180,9 @@ struct Report {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let baseline = args.baseline.as_deref();
     let report = match args.parse {
-        false => run_measure(&args, baseline)?,
-        true => run_parse(&args.files()?, baseline)?,
+        false => run_measure(&args)?,
+        true => run_parse(&args.files()?, args.baseline.as_deref())?,
     };
     println!("{}\n", report.header);
     print!("{}", report.comparison.render());
@@ -204,125 +194,45 @@ fn run(args: Args) -> Result<(), String> {
 /// The baseline: the one asked for, else `native` when present, else the
 /// first implementation.
 fn choose_baseline(asked: Option<&str>, implementations: &[Implementation]) -> String {
-    match asked {
-        Some(name) => name.to_owned(),
-        None if implementations.iter().any(|i| i.name == NATIVE) => NATIVE.to_owned(),
-        None => implementations
-            .first()
-            .map_or_else(String::new, |i| i.name.clone()),
-    }
+    let native = implementations.iter().find(|i| i.name == NATIVE);
+    let chosen = asked.or(native.or(implementations.first()).map(|i| i.name.as_str()));
+    chosen.unwrap_or_default().to_owned()
 }
 
-/// `--parse`: one round per file.
-fn run_parse(files: &[(String, PathBuf)], baseline: Option<&str>) -> Result<Report, String> {
-    let mut implementations: Vec<Implementation> = Vec::new();
-    let mut measurements = Vec::new();
-    let mut runs = Vec::new();
-    let mut sources = Vec::new();
-    for (index, (name, path)) in files.iter().enumerate() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let speed = SpeedRun::parse(&text);
-        if speed.is_empty() {
-            return Err(format!(
-                "{name}: {} holds no KEM result of `openssl speed`",
-                path.display()
-            ));
-        }
-        for problem in speed.inconsistencies() {
-            eprintln!("warning: {name} ({}): {problem}", path.display());
-        }
-        let round = 1 + files[..index].iter().filter(|(n, _)| n == name).count();
-        match implementations.iter_mut().find(|i| &i.name == name) {
-            Some(existing) => {
-                if existing.openssl_version.is_none() {
-                    existing.openssl_version = speed.version.clone();
-                }
-            }
-            None => implementations.push(Implementation {
-                name: name.clone(),
-                openssl_version: speed.version.clone(),
-            }),
-        }
-        sources.push(format!(
-            "{name}={} ({})",
-            path.display(),
-            speed.version.as_deref().map_or_else(
-                || "OpenSSL version not given".to_owned(),
-                |v| format!("OpenSSL {v}")
-            )
-        ));
-        measurements.extend(round_measurements(name, round, &speed, None));
-        runs.push(json!({
-            "implementation": name,
-            "round": round,
-            "file": path.display().to_string(),
-            "openssl_version": speed.version,
-            "results": results_json(&speed, None),
-            "inconsistencies": speed.inconsistencies(),
-        }));
-    }
-    let baseline = choose_baseline(baseline, &implementations);
-    let comparison = Comparison::new(implementations, &baseline, &measurements)?;
-    Ok(Report {
-        header: format!(
-            "openssl speed outputs: {}; baseline {baseline}",
-            sources.join(", ")
-        ),
-        comparison,
-        json: json!({
-            "tool": "speed-compare",
-            "mode": "parse",
-            "environment": system_info::environment_json(),
-            "runs": runs,
-        }),
-    })
+/// The results of every `openssl speed` run, and each run's JSON record.
+#[derive(Default)]
+struct Runs {
+    results: Vec<SpeedResult>,
+    records: Vec<Value>,
 }
 
-/// The measurements of one run: every headline, or only those of the
-/// (child-named) `algorithms` when given.
-fn round_measurements(
-    implementation: &str,
-    round: usize,
-    speed: &SpeedRun,
-    algorithms: Option<&[String]>,
-) -> Vec<SpeedResult> {
-    speed
-        .headlines()
-        .into_iter()
-        .filter(|h| is_requested(&h.algorithm, algorithms))
-        .map(|h| SpeedResult {
-            implementation: implementation.to_owned(),
-            round,
-            algorithm: h.algorithm,
-            operation: h.operation,
-            ops_per_sec: h.ops_per_sec,
-        })
-        .collect()
-}
-
-/// Whether a printed algorithm is one of `algorithms` (any spelling of the
-/// same parameter set); every algorithm is when `algorithms` is `None`.
-fn is_requested(algorithm: &str, algorithms: Option<&[String]>) -> bool {
-    match algorithms {
-        None => true,
-        Some(algs) => canonical_name(algorithm)
-            .is_some_and(|c| algs.iter().any(|a| canonical_name(a) == Some(c))),
-    }
-}
-
-/// Every headline of a run with its progress line's count and time.
-fn results_json(speed: &SpeedRun, algorithms: Option<&[String]>) -> Vec<Value> {
-    speed
-        .headlines()
-        .into_iter()
-        .filter(|h| is_requested(&h.algorithm, algorithms))
-        .map(|h| {
-            let doing = speed
-                .doing
-                .iter()
-                .find(|d| d.algorithm == h.algorithm && d.operation == h.operation);
-            json!({
+impl Runs {
+    /// Adds one round of `implementation`: every headline, or those of the
+    /// (child-named) `algorithms` only; warns of its inconsistencies as
+    /// `warning: <label>: ...`; `record` gets the results.
+    fn add(
+        &mut self,
+        implementation: &str,
+        round: usize,
+        speed: &SpeedRun,
+        label: &str,
+        algorithms: Option<&[String]>,
+        mut record: Value,
+    ) {
+        let requested = |algorithm: &str| match algorithms {
+            None => true,
+            Some(algs) => canonical_name(algorithm)
+                .is_some_and(|c| algs.iter().any(|a| canonical_name(a) == Some(c))),
+        };
+        let mut results = Vec::new();
+        for h in speed
+            .headlines()
+            .into_iter()
+            .filter(|h| requested(&h.algorithm))
+        {
+            let mut doing = speed.doing.iter();
+            let doing = doing.find(|d| d.algorithm == h.algorithm && d.operation == h.operation);
+            results.push(json!({
                 "algorithm": h.algorithm,
                 "operation": h.operation.label(),
                 "ops_per_sec": h.ops_per_sec,
@@ -330,9 +240,70 @@ fn results_json(speed: &SpeedRun, algorithms: Option<&[String]>) -> Vec<Value> {
                 "source": match h.source { Source::Table => "table", Source::Doing => "doing" },
                 "count": doing.map(|d| d.count),
                 "elapsed": doing.map(|d| d.elapsed),
-            })
-        })
-        .collect()
+            }));
+            self.results.push(SpeedResult {
+                implementation: implementation.to_owned(),
+                round,
+                algorithm: h.algorithm,
+                operation: h.operation,
+                ops_per_sec: h.ops_per_sec,
+            });
+        }
+        let inconsistencies = speed.inconsistencies();
+        for problem in &inconsistencies {
+            eprintln!("warning: {label}: {problem}");
+        }
+        record["implementation"] = implementation.into();
+        record["round"] = round.into();
+        record["openssl_version"] = json!(speed.version);
+        record["results"] = results.into();
+        record["inconsistencies"] = json!(inconsistencies);
+        self.records.push(record);
+    }
+}
+
+/// `--parse`: one round per file.
+fn run_parse(files: &[(String, PathBuf)], baseline: Option<&str>) -> Result<Report, String> {
+    let mut implementations: Vec<Implementation> = Vec::new();
+    let mut runs = Runs::default();
+    let mut sources = Vec::new();
+    for (index, (name, path)) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let speed = SpeedRun::parse(&text);
+        if speed.is_empty() {
+            let path = path.display();
+            return Err(format!(
+                "{name}: {path} holds no KEM result of `openssl speed`"
+            ));
+        }
+        match implementations.iter_mut().find(|i| &i.name == name) {
+            Some(known) => {
+                known.openssl_version = known.openssl_version.take().or(speed.version.clone())
+            }
+            None => implementations.push(Implementation::new(name, speed.version.as_deref())),
+        }
+        let version = speed.version.as_deref().map(|v| format!("OpenSSL {v}"));
+        let version = version.unwrap_or_else(|| "OpenSSL version not given".to_owned());
+        sources.push(format!("{name}={} ({version})", path.display()));
+        let round = 1 + files[..index].iter().filter(|(n, _)| n == name).count();
+        let label = format!("{name} ({})", path.display());
+        let record = json!({ "file": path.display().to_string() });
+        runs.add(name, round, &speed, &label, None, record);
+    }
+    let baseline = choose_baseline(baseline, &implementations);
+    let comparison = Comparison::new(implementations, &baseline, &runs.results)?;
+    let sources = sources.join(", ");
+    Ok(Report {
+        header: format!("openssl speed outputs: {sources}; baseline {baseline}"),
+        comparison,
+        json: json!({
+            "tool": "speed-compare",
+            "mode": "parse",
+            "environment": system_info::environment_json(),
+            "runs": runs.records,
+        }),
+    })
 }
 
 // ---------------------------------------------------------- OpenSSL binaries
@@ -345,8 +316,8 @@ struct OpensslBinary {
     version_line: String,
     /// `3.5.5`.
     version: String,
-    /// (major, minor).
-    series: (u32, u32),
+    /// Whether it has its own ML-KEM (3.5 and later).
+    native_ml_kem: bool,
     modules_dir: Option<PathBuf>,
     /// Whether `openssl speed` benchmarks KEMs (`-kem-algorithms`).
     kem_speed: bool,
@@ -354,52 +325,42 @@ struct OpensslBinary {
 
 impl OpensslBinary {
     fn probe(path: &Path) -> Result<Self, String> {
-        let version_line = openssl_output(path, &["version"])?
+        let version_line = openssl_output(path, &["version"])?;
+        let version_line = version_line
             .lines()
             .next()
             .unwrap_or_default()
             .trim()
             .to_owned();
-        let version = version_line
-            .split_whitespace()
-            .nth(1)
-            .filter(|_| version_line.starts_with("OpenSSL "))
-            .ok_or_else(|| {
-                format!(
-                    "{}: `version` printed {version_line:?}, not an OpenSSL version",
-                    path.display()
-                )
-            })?
-            .to_owned();
+        let Some(version) = version_line
+            .strip_prefix("OpenSSL ")
+            .and_then(|v| v.split_whitespace().next())
+        else {
+            let path = path.display();
+            return Err(format!(
+                "{path}: `version` printed {version_line:?}, not an OpenSSL version"
+            ));
+        };
         let mut numbers = version
             .split(|c: char| !c.is_ascii_digit())
-            .map(|n| n.parse::<u32>().unwrap_or(0));
-        let series = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-        let modules_dir = openssl_output(path, &["version", "-m"])
-            .ok()
-            .and_then(|out| {
-                out.lines().find_map(|l| {
-                    let dir = l.strip_prefix("MODULESDIR:")?.trim().trim_matches('"');
-                    Some(PathBuf::from(dir))
-                })
-            });
+            .map(|n| n.parse().unwrap_or(0));
+        let series: (u32, u32) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+        let modules = openssl_output(path, &["version", "-m"]).unwrap_or_default();
+        let modules_dir = modules.lines().find_map(|l| {
+            let dir = l.strip_prefix("MODULESDIR:")?.trim().trim_matches('"');
+            Some(PathBuf::from(dir))
+        });
         // `speed -help` exits with a failure status on some releases, so
         // only its text counts.
-        let kem_speed = run_openssl(path, &["speed", "-help"])
-            .is_ok_and(|(_, help)| help.contains("-kem-algorithms"));
+        let help = run_openssl(path, &["speed", "-help"]);
         Ok(Self {
             path: path.to_owned(),
+            version: version.to_owned(),
             version_line,
-            version,
-            series,
+            native_ml_kem: series >= (3, 5),
             modules_dir,
-            kem_speed,
+            kem_speed: help.is_ok_and(|(_, help)| help.contains("-kem-algorithms")),
         })
-    }
-
-    /// Whether this OpenSSL has its own ML-KEM (3.5 and later).
-    fn has_native_ml_kem(&self) -> bool {
-        self.series >= (3, 5)
     }
 
     fn describe(&self) -> String {
@@ -423,27 +384,23 @@ impl OpensslBinary {
 }
 
 /// `LD_LIBRARY_PATH` for an `openssl` installed as PREFIX/bin/openssl whose
-/// libcrypto sits in PREFIX/lib64 or PREFIX/lib: a build without an rpath
-/// does not find it there by itself. The directory goes before any
-/// `LD_LIBRARY_PATH` already set; `None` when neither holds a libcrypto
-/// (or `BIN` is a bare name found on `PATH`).
+/// libcrypto sits in PREFIX/lib64 or PREFIX/lib (a build without an rpath
+/// does not find it there), before any `LD_LIBRARY_PATH` already set;
+/// `None` when neither holds a libcrypto or `BIN` is a bare name.
 fn library_path_env(binary: &Path) -> Option<(String, String)> {
     let prefix = binary.parent()?.parent()?;
-    let holds_libcrypto = |dir: &Path| {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("libcrypto.so"))
-        })
+    let holds_libcrypto = |dir: &PathBuf| {
+        let mut entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        entries.any(|e| e.file_name().to_string_lossy().starts_with("libcrypto.so"))
     };
-    let dir = ["lib64", "lib"]
+    let dir = ["lib64", "lib"].map(|name| prefix.join(name));
+    let mut value = dir
         .iter()
-        .map(|name| prefix.join(name))
-        .find(|dir| holds_libcrypto(dir))?;
-    let mut value = dir.display().to_string();
+        .find(|dir| holds_libcrypto(dir))?
+        .display()
+        .to_string();
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|old| !old.is_empty()) {
-        value.push(':');
-        value.push_str(&old.to_string_lossy());
+        value = format!("{value}:{}", old.to_string_lossy());
     }
     Some(("LD_LIBRARY_PATH".to_owned(), value))
 }
@@ -457,34 +414,31 @@ fn run_openssl(path: &Path, args: &[&str]) -> Result<(bool, String), String> {
         .envs(library_path_env(path))
         .output()
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    Ok((out.status.success(), text))
+    let text = [out.stdout, out.stderr].concat();
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&text).into_owned(),
+    ))
 }
 
 /// The output of `BIN args...`; an error when it fails.
 fn openssl_output(path: &Path, args: &[&str]) -> Result<String, String> {
     match run_openssl(path, args)? {
         (true, text) => Ok(text),
-        (false, text) => Err(format!(
-            "`{} {}` failed: {}",
-            path.display(),
-            args.join(" "),
-            text.trim()
-        )),
+        (false, text) => {
+            let command = format!("{} {}", path.display(), args.join(" "));
+            Err(format!("`{command}` failed: {}", text.trim()))
+        }
     }
 }
 
-/// `--openssl`, else the cached OpenSSL 3.5.5, else `openssl` on PATH.
+/// The cached OpenSSL 3.5.5 if present, else `openssl` on PATH.
 fn default_openssl() -> PathBuf {
-    if let Some(home) = std::env::var_os("HOME") {
-        let cached =
-            PathBuf::from(home).join(".cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl");
-        if cached.is_file() {
-            return cached;
-        }
-    }
-    PathBuf::from("openssl")
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cached = home.map(|h| h.join(".cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl"));
+    cached
+        .filter(|c| c.is_file())
+        .unwrap_or_else(|| PathBuf::from("openssl"))
 }
 
 // ------------------------------------------------------------ measuring
@@ -502,96 +456,106 @@ struct Plan {
 }
 
 impl Plan {
+    fn new(
+        name: &'static str,
+        binary: &OpensslBinary,
+        flags: Vec<String>,
+        algorithms: Vec<String>,
+    ) -> Self {
+        let binary = binary.clone();
+        let env = Vec::new();
+        Plan {
+            name,
+            binary,
+            flags,
+            env,
+            algorithms,
+        }
+    }
+
     fn argv(&self, seconds: u32) -> Vec<String> {
-        let mut argv = vec![self.binary.path.display().to_string(), "speed".to_owned()];
-        argv.extend(self.flags.iter().cloned());
-        argv.extend(["-seconds".to_owned(), seconds.to_string()]);
-        argv.extend(self.algorithms.iter().cloned());
-        argv
+        let command = [self.binary.path.display().to_string(), "speed".to_owned()];
+        let seconds = ["-seconds".to_owned(), seconds.to_string()];
+        [&command[..], &self.flags, &seconds, &self.algorithms].concat()
     }
 
     /// The full environment of the child that matters here.
     fn env_pairs(&self) -> Vec<(String, String)> {
-        let mut env = vec![("OPENSSL_CONF".to_owned(), "/dev/null".to_owned())];
-        env.extend(library_path_env(&self.binary.path));
-        env.extend(self.env.iter().cloned());
-        env
+        let conf = ("OPENSSL_CONF".to_owned(), "/dev/null".to_owned());
+        let library = library_path_env(&self.binary.path);
+        let env = std::iter::once(conf).chain(library);
+        env.chain(self.env.iter().cloned()).collect()
     }
 
     /// The command as a shell line.
     fn shell_line(&self, seconds: u32) -> String {
-        self.env_pairs()
-            .iter()
-            .map(|(k, v)| format!("{k}={}", shell_quote(v)))
-            .chain(self.argv(seconds).iter().map(|a| shell_quote(a)))
-            .collect::<Vec<_>>()
-            .join(" ")
+        let env = self.env_pairs().into_iter();
+        let env = env.map(|(k, v)| format!("{k}={}", shell_quote(&v)));
+        let argv = self.argv(seconds).into_iter().map(|a| shell_quote(&a));
+        env.chain(argv).collect::<Vec<_>>().join(" ")
     }
 }
 
+/// `-provider-path DIR -provider MODULE -provider default`, then `extra`.
+fn provider_flags(dir: &Path, module: &str, extra: &[&str]) -> Vec<String> {
+    let dir = dir.display().to_string();
+    let flags = [
+        "-provider-path",
+        &dir,
+        "-provider",
+        module,
+        "-provider",
+        "default",
+    ];
+    flags.iter().chain(extra).map(|f| f.to_string()).collect()
+}
+
 fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    match !word.is_empty() && word.chars().all(plain) {
+        true => word.to_owned(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
     }
 }
 
 /// oqsprovider's name for a canonical algorithm: `mlkem768` for the pure
 /// sets; the hybrids keep their OpenSSL 3.5 names (oqsprovider 0.8+).
 fn oqsprovider_name(canonical: &str) -> String {
-    match canonical {
-        "ML-KEM-512" => "mlkem512".to_owned(),
-        "ML-KEM-768" => "mlkem768".to_owned(),
-        "ML-KEM-1024" => "mlkem1024".to_owned(),
-        other => other.to_owned(),
+    match canonical.strip_prefix("ML-KEM-") {
+        Some(bits) => format!("mlkem{bits}"),
+        None => canonical.to_owned(),
     }
 }
 
-/// The module file and directory of oqsprovider: `--oqsprovider` (a file
+/// The directory and module name of oqsprovider: `--oqsprovider` (a file
 /// or a directory holding oqsprovider.so), else MODULESDIR/oqsprovider.so.
 fn find_oqsprovider(
     asked: Option<&Path>,
     oqs: &OpensslBinary,
 ) -> Result<Option<(PathBuf, String)>, String> {
-    match asked {
-        Some(path) => {
-            let module = if path.is_dir() {
-                path.join("oqsprovider.so")
-            } else {
-                path.to_owned()
-            };
-            if !module.is_file() {
-                return Err(format!("--oqsprovider: {} is not a file", module.display()));
-            }
-            let dir = module
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_owned();
-            let name = module
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| OQSPROVIDER.to_owned());
-            Ok(Some((dir, name)))
-        }
-        None => Ok(oqs
-            .modules_dir
-            .as_ref()
-            .filter(|dir| dir.join("oqsprovider.so").is_file())
-            .map(|dir| (dir.clone(), OQSPROVIDER.to_owned()))),
+    let Some(path) = asked else {
+        let dir = oqs.modules_dir.as_ref();
+        let dir = dir.filter(|dir| dir.join("oqsprovider.so").is_file());
+        return Ok(dir.map(|dir| (dir.clone(), OQSPROVIDER.to_owned())));
+    };
+    let module = match path.is_dir() {
+        true => path.join("oqsprovider.so"),
+        false => path.to_owned(),
+    };
+    if !module.is_file() {
+        return Err(format!("--oqsprovider: {} is not a file", module.display()));
     }
+    let dir = module.parent().filter(|d| !d.as_os_str().is_empty());
+    let name = module.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let dir = dir.unwrap_or(Path::new(".")).to_owned();
+    Ok(Some((dir, name.unwrap_or_else(|| OQSPROVIDER.to_owned()))))
 }
 
 /// An error unless kem-core has a backend `name` that this CPU runs (the
 /// provider would silently fall back to the fastest one).
 fn check_backend(name: &str) -> Result<(), String> {
-    let known = || {
-        BackendKind::ALL
+    let names = |kinds: &[BackendKind]| {
+        kinds
             .iter()
             .map(|k| k.name())
             .collect::<Vec<_>>()
@@ -600,15 +564,11 @@ fn check_backend(name: &str) -> Result<(), String> {
     match BackendKind::from_name(name) {
         None => Err(format!(
             "--backend: unknown backend {name:?} (known: {})",
-            known()
+            names(&BackendKind::ALL)
         )),
         Some(kind) if !kind.is_available() => Err(format!(
             "--backend: this CPU cannot run the {kind} backend (it can run: {})",
-            kem_core::available_backends()
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(", ")
+            names(&kem_core::available_backends())
         )),
         Some(_) => Ok(()),
     }
@@ -619,99 +579,62 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
     if let Some(name) = &args.backend {
         check_backend(name)?;
     }
-    let openssl_path = args.openssl.clone().unwrap_or_else(default_openssl);
-    let openssl = OpensslBinary::probe(&openssl_path)?;
+    let openssl = OpensslBinary::probe(&args.openssl.clone().unwrap_or_else(default_openssl))?;
     let oqs_openssl = match &args.oqs_openssl {
         Some(path) => OpensslBinary::probe(path)?,
         None => openssl.clone(),
     };
-    let explicit = args.implementations().is_some();
-    let wanted: Vec<String> = args
-        .implementations()
-        .unwrap_or_else(|| IMPLEMENTATIONS.map(str::to_owned).to_vec());
-    let canonical: Vec<String> = args.algorithms()?.iter().map(|a| (*a).to_owned()).collect();
-
+    let canonical: Vec<String> = args.algorithms()?.iter().map(|a| a.to_string()).collect();
     let mut plans = Vec::new();
-    for name in &wanted {
-        match name.as_str() {
+    for name in args.implementations() {
+        match name {
             OURS => {
                 openssl.require_kem_speed(OURS)?;
-                let dir = args.provider_dir.clone().unwrap_or_else(|| {
-                    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/provider")
-                });
+                let dir = args
+                    .provider_dir
+                    .clone()
+                    .unwrap_or_else(cli::default_provider_dir);
                 let dir = dir.canonicalize().unwrap_or(dir);
-                if !dir.join("mlkem.so").is_file() {
-                    return Err(format!(
-                        "ours: no mlkem.so in {} (build it with `bash scripts/build-provider.sh`, \
-                         or pass --provider-dir)",
-                        dir.display()
-                    ));
-                }
-                let mut flags = vec!["-provider-path".to_owned(), dir.display().to_string()];
-                flags.extend(
-                    [
-                        "-provider",
-                        "mlkem",
-                        "-provider",
-                        "default",
-                        "-propquery",
-                        "provider=mlkem",
-                    ]
-                    .map(str::to_owned),
-                );
-                plans.push(Plan {
-                    name: OURS,
-                    binary: openssl.clone(),
-                    flags,
-                    env: args
-                        .backend
+                cli::require_provider(&dir).map_err(|e| format!("ours: {e}"))?;
+                let flags = provider_flags(&dir, "mlkem", &["-propquery", "provider=mlkem"]);
+                let mut plan = Plan::new(OURS, &openssl, flags, canonical.clone());
+                plan.env.extend(
+                    args.backend
                         .iter()
-                        .map(|b| ("MLKEM_BACKEND".to_owned(), b.clone()))
-                        .collect(),
-                    algorithms: canonical.clone(),
-                });
+                        .map(|b| ("MLKEM_BACKEND".to_owned(), b.clone())),
+                );
+                plans.push(plan);
             }
+            NATIVE if !openssl.native_ml_kem => eprintln!(
+                "note: native skipped: {} has no ML-KEM of its own (OpenSSL 3.5 and later do)",
+                openssl.describe()
+            ),
             NATIVE => {
-                if !openssl.has_native_ml_kem() {
-                    eprintln!(
-                        "note: native skipped: {} has no ML-KEM of its own (OpenSSL 3.5 and later do)",
-                        openssl.describe()
-                    );
-                    continue;
-                }
                 openssl.require_kem_speed(NATIVE)?;
-                plans.push(Plan {
-                    name: NATIVE,
-                    binary: openssl.clone(),
-                    flags: Vec::new(),
-                    env: Vec::new(),
-                    algorithms: canonical.clone(),
-                });
+                plans.push(Plan::new(NATIVE, &openssl, Vec::new(), canonical.clone()));
             }
-            OQSPROVIDER => {
+            _ => {
                 let Some((dir, module)) =
                     find_oqsprovider(args.oqsprovider.as_deref(), &oqs_openssl)?
                 else {
-                    if explicit {
+                    let modules = oqs_openssl.modules_dir.as_ref();
+                    let modules =
+                        modules.map_or_else(|| "unknown".to_owned(), |d| d.display().to_string());
+                    let describe = oqs_openssl.describe();
+                    if !args.implementations.is_empty() {
                         return Err(format!(
-                            "oqsprovider: no oqsprovider.so in the MODULESDIR of {} ({}); \
-                             pass --oqsprovider MODULE",
-                            oqs_openssl.describe(),
-                            oqs_openssl
-                                .modules_dir
-                                .as_ref()
-                                .map_or_else(|| "unknown".to_owned(), |d| d.display().to_string())
+                            "oqsprovider: no oqsprovider.so in the MODULESDIR of {describe} ({modules}); \
+                             pass --oqsprovider MODULE"
                         ));
                     }
                     eprintln!(
-                        "note: oqsprovider skipped: no oqsprovider.so in the MODULESDIR of {} \
-                         (pass --oqsprovider MODULE to include it)",
-                        oqs_openssl.describe()
+                        "note: oqsprovider skipped: no oqsprovider.so in the MODULESDIR of {describe} \
+                         (pass --oqsprovider MODULE to include it)"
                     );
                     continue;
                 };
                 oqs_openssl.require_kem_speed(OQSPROVIDER)?;
-                if oqs_openssl.has_native_ml_kem() {
+                if oqs_openssl.native_ml_kem {
                     eprintln!(
                         "warning: oqsprovider disables its own ML-KEM on OpenSSL 3.5 and later, \
                          where the default provider has it: on {} the oqsprovider rows may \
@@ -720,22 +643,10 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
                         oqs_openssl.describe()
                     );
                 }
-                let mut flags = vec!["-provider-path".to_owned(), dir.display().to_string()];
-                flags.extend([
-                    "-provider".to_owned(),
-                    module,
-                    "-provider".to_owned(),
-                    "default".to_owned(),
-                ]);
-                plans.push(Plan {
-                    name: OQSPROVIDER,
-                    binary: oqs_openssl.clone(),
-                    flags,
-                    env: Vec::new(),
-                    algorithms: canonical.iter().map(|a| oqsprovider_name(a)).collect(),
-                });
+                let names = canonical.iter().map(|a| oqsprovider_name(a)).collect();
+                let flags = provider_flags(&dir, &module, &[]);
+                plans.push(Plan::new(OQSPROVIDER, &oqs_openssl, flags, names));
             }
-            _ => unreachable!("implementation names are checked when parsing arguments"),
         }
     }
     if plans.is_empty() {
@@ -744,21 +655,21 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
     Ok(plans)
 }
 
-/// The last `lines` lines of `text`, indented.
+/// The last `lines` non-blank lines of `text`, indented.
 fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if all.is_empty() {
-        return "  (empty)".to_owned();
-    }
-    all[all.len().saturating_sub(lines)..]
-        .iter()
+    let all: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
         .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    match all.is_empty() {
+        true => "  (empty)".to_owned(),
+        false => all[all.len().saturating_sub(lines)..].join("\n"),
+    }
 }
 
-/// Runs one round of one implementation; returns its parsed output and
-/// raw stdout/stderr.
+/// Runs one round of one implementation; returns its parsed output, raw
+/// stdout and stderr, and wall time in seconds.
 fn run_child(plan: &Plan, seconds: u32) -> Result<(SpeedRun, String, String, f64), String> {
     let argv = plan.argv(seconds);
     let line = plan.shell_line(seconds);
@@ -771,97 +682,74 @@ fn run_child(plan: &Plan, seconds: u32) -> Result<(SpeedRun, String, String, f64
     let wall = started.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let failure = |what: String| {
+        let name = plan.name;
+        let tail = tail(&stderr, STDERR_TAIL_LINES);
+        format!("{name}: `{line}` {what}; its stderr ends:\n{tail}")
+    };
     if !out.status.success() {
-        return Err(format!(
-            "{}: `{line}` failed ({}); its stderr ends:\n{}",
-            plan.name,
-            out.status,
-            tail(&stderr, STDERR_TAIL_LINES)
-        ));
+        return Err(failure(format!("failed ({})", out.status)));
     }
     // Progress lines go to stderr, the table to stdout.
     let speed = SpeedRun::parse(&format!("{stderr}\n{stdout}"));
-    let mut missing = Vec::new();
-    for alg in &plan.algorithms {
-        for op in Operation::EVP {
-            if speed.headline_for(alg, op).is_none() {
-                missing.push(format!("{alg} {op}"));
-            }
-        }
-    }
+    let all = plan
+        .algorithms
+        .iter()
+        .flat_map(|alg| Operation::EVP.map(|op| (alg, op)));
+    let missing = all.filter(|(alg, op)| speed.headline_for(alg, *op).is_none());
+    let missing: Vec<String> = missing.map(|(alg, op)| format!("{alg} {op}")).collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "{}: `{line}` printed no result for {}; its stderr ends:\n{}",
-            plan.name,
-            missing.join(", "),
-            tail(&stderr, STDERR_TAIL_LINES)
-        ));
+        return Err(failure(format!(
+            "printed no result for {}",
+            missing.join(", ")
+        )));
     }
     Ok((speed, stdout, stderr, wall))
 }
 
-fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
+fn run_measure(args: &Args) -> Result<Report, String> {
     let plans = plan(args)?;
     let implementations: Vec<Implementation> = plans
         .iter()
-        .map(|p| Implementation {
-            name: p.name.to_owned(),
-            openssl_version: Some(p.binary.version.clone()),
-        })
+        .map(|p| Implementation::new(p.name, Some(&p.binary.version)))
         .collect();
-    let baseline = choose_baseline(baseline, &implementations);
+    let baseline = choose_baseline(args.baseline.as_deref(), &implementations);
+    let measured = plans.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
     if !implementations.iter().any(|i| i.name == baseline) {
         return Err(format!(
-            "--baseline {baseline}: not measured (measuring: {})",
-            plans.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            "--baseline {baseline}: not measured (measuring: {measured})"
         ));
     }
     if let Some(dir) = &args.raw_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-
-    let mut measurements = Vec::new();
-    let mut runs = Vec::new();
-    for round in 1..=args.rounds() {
+    let (rounds, seconds) = (args.rounds(), args.seconds());
+    let mut runs = Runs::default();
+    for round in 1..=rounds {
         for plan in &plans {
-            let estimate = u64::from(args.seconds()) * 3 * plan.algorithms.len() as u64;
+            let estimate = u64::from(seconds) * 3 * plan.algorithms.len() as u64;
+            let algorithms = plan.algorithms.join(" ");
+            let name = plan.name;
             eprintln!(
-                "[round {round}/{}] {}: openssl speed {} (~{estimate} s)",
-                args.rounds(),
-                plan.name,
-                plan.algorithms.join(" ")
+                "[round {round}/{rounds}] {name}: openssl speed {algorithms} (~{estimate} s)"
             );
-            let (speed, stdout, stderr, wall) = run_child(plan, args.seconds())?;
+            let (speed, stdout, stderr, wall) = run_child(plan, seconds)?;
             if let Some(dir) = &args.raw_dir {
-                let stem = format!("{}-round{round}", plan.name);
-                write_file(&dir.join(format!("{stem}.txt")), &stdout)?;
-                write_file(&dir.join(format!("{stem}.stderr.txt")), &stderr)?;
+                write_file(&dir.join(format!("{name}-round{round}.txt")), &stdout)?;
+                write_file(
+                    &dir.join(format!("{name}-round{round}.stderr.txt")),
+                    &stderr,
+                )?;
             }
-            for problem in speed.inconsistencies() {
-                eprintln!("warning: {} round {round}: {problem}", plan.name);
-            }
-            measurements.extend(round_measurements(
-                plan.name,
-                round,
-                &speed,
-                Some(&plan.algorithms),
-            ));
-            runs.push(json!({
-                "implementation": plan.name,
-                "round": round,
-                "command": plan.argv(args.seconds()),
-                "wall_seconds": wall,
-                "openssl_version": speed.version,
-                "results": results_json(&speed, Some(&plan.algorithms)),
-                "inconsistencies": speed.inconsistencies(),
-            }));
+            let label = format!("{name} round {round}");
+            let record = json!({ "command": plan.argv(seconds), "wall_seconds": wall });
+            runs.add(name, round, &speed, &label, Some(&plan.algorithms), record);
         }
     }
+    let comparison = Comparison::new(implementations, &baseline, &runs.results)?;
 
-    let comparison = Comparison::new(implementations, &baseline, &measurements)?;
-
-    // `ours, native: OpenSSL 3.5.5 (path); oqsprovider: OpenSSL 3.4.1 (path)`
+    // `ours, native on OpenSSL 3.5.5 (path); oqsprovider on OpenSSL 3.4.1 (path)`
     let mut binaries: Vec<(String, Vec<&str>)> = Vec::new();
     for p in &plans {
         let described = p.binary.describe();
@@ -870,23 +758,17 @@ fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
             None => binaries.push((described, vec![p.name])),
         }
     }
-    let mut header = String::from("openssl speed: ");
-    for (i, (described, names)) in binaries.iter().enumerate() {
-        if i > 0 {
-            header.push_str("; ");
-        }
-        let _ = write!(header, "{} on {described}", names.join(", "));
-    }
-    let _ = write!(
-        header,
-        "; {} round{} x {} s per operation, alternating; backend of ours: {}; baseline {baseline}",
-        args.rounds(),
-        if args.rounds() == 1 { "" } else { "s" },
-        args.seconds(),
+    let binaries = binaries
+        .iter()
+        .map(|(described, names)| format!("{} on {described}", names.join(", ")));
+    let header = format!(
+        "openssl speed: {}; {rounds} round{} x {seconds} s per operation, alternating; \
+         backend of ours: {}; baseline {baseline}",
+        binaries.collect::<Vec<_>>().join("; "),
+        if rounds == 1 { "" } else { "s" },
         args.backend.as_deref().unwrap_or("detected")
     );
-
-    let implementations_json: Vec<Value> = plans
+    let implementations: Vec<Value> = plans
         .iter()
         .map(|p| {
             json!({
@@ -894,13 +776,20 @@ fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
                 "openssl": p.binary.path.display().to_string(),
                 "openssl_version": p.binary.version,
                 "openssl_version_line": p.binary.version_line,
-                "command": p.argv(args.seconds()),
-                "command_line": p.shell_line(args.seconds()),
+                "command": p.argv(seconds),
+                "command_line": p.shell_line(seconds),
                 "env": p.env_pairs().into_iter().collect::<BTreeMap<_, _>>(),
                 "algorithms": p.algorithms,
             })
         })
         .collect();
+    let settings = json!({
+        "rounds": rounds,
+        "seconds": seconds,
+        "backend": args.backend,
+        "algorithms": args.algorithms()?,
+        "baseline": baseline,
+    });
     Ok(Report {
         header,
         comparison,
@@ -908,114 +797,9 @@ fn run_measure(args: &Args, baseline: Option<&str>) -> Result<Report, String> {
             "tool": "speed-compare",
             "mode": "measure",
             "environment": system_info::environment_json(),
-            "settings": {
-                "rounds": args.rounds(),
-                "seconds": args.seconds(),
-                "backend": args.backend,
-                "algorithms": args.algorithms()?,
-                "baseline": baseline,
-            },
-            "implementations": implementations_json,
-            "runs": runs,
+            "settings": settings,
+            "implementations": implementations,
+            "runs": runs.records,
         }),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use test_tools::cli::try_parse;
-
-    #[test]
-    fn libraries_beside_the_binary_go_on_the_loader_path() {
-        let root = std::env::temp_dir().join(format!("speed-compare-lib-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        let binary = root.join("bin/openssl");
-        // No libcrypto beside it, or a bare name: nothing to add.
-        assert_eq!(library_path_env(&binary), None);
-        assert_eq!(library_path_env(Path::new("openssl")), None);
-        std::fs::create_dir_all(root.join("lib64")).unwrap();
-        std::fs::write(root.join("lib64/libcrypto.so.3"), b"").unwrap();
-        let (name, value) = library_path_env(&binary).expect("lib64 holds libcrypto");
-        assert_eq!(name, "LD_LIBRARY_PATH");
-        assert!(
-            value.starts_with(&root.join("lib64").display().to_string()),
-            "{value}"
-        );
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
-    fn measure_defaults_and_options() {
-        let a = try_parse::<Args>(&[]).unwrap();
-        assert_eq!((a.rounds(), a.seconds(), a.baseline.clone()), (3, 2, None));
-        assert_eq!(a.algorithms().unwrap(), DEFAULT_ALGORITHMS);
-        let a = try_parse::<Args>(&[
-            "--rounds=5",
-            "--seconds",
-            "1",
-            "--backend",
-            "avx2",
-            "--implementations",
-            "native,ours,native",
-            "--baseline",
-            "ours",
-            "--csv",
-            "out.csv",
-            "mlkem768",
-            "p256_mlkem768",
-            "ML-KEM-768",
-        ])
-        .unwrap();
-        assert_eq!((a.rounds(), a.seconds()), (5, 1));
-        assert_eq!(a.backend.as_deref(), Some("avx2"));
-        assert_eq!(a.files.csv, Some(PathBuf::from("out.csv")));
-        assert_eq!(a.implementations().unwrap(), ["native", "ours"]);
-        assert_eq!(a.algorithms().unwrap(), ["ML-KEM-768", "SecP256r1MLKEM768"]);
-        assert_eq!(a.baseline.as_deref(), Some("ours"));
-        assert_eq!(
-            (
-                try_parse::<Args>(&["--quick"]).unwrap().rounds(),
-                try_parse::<Args>(&["--quick"]).unwrap().seconds()
-            ),
-            (1, 1)
-        );
-    }
-
-    #[test]
-    fn parse_mode() {
-        let a = try_parse::<Args>(&["--parse", "native=a.txt", "oqs=b=c.txt"]).unwrap();
-        assert!(a.parse);
-        let expected = [
-            ("native".to_owned(), PathBuf::from("a.txt")),
-            ("oqs".to_owned(), PathBuf::from("b=c.txt")),
-        ];
-        assert_eq!(a.files().unwrap(), expected);
-    }
-
-    #[test]
-    fn oqsprovider_names_and_quoting() {
-        assert_eq!(oqsprovider_name("ML-KEM-768"), "mlkem768");
-        assert_eq!(oqsprovider_name("X25519MLKEM768"), "X25519MLKEM768");
-        assert_eq!(shell_quote("/usr/bin/openssl"), "/usr/bin/openssl");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
-
-    #[test]
-    fn backends_are_checked() {
-        assert_eq!(check_backend("portable"), Ok(()));
-        assert_eq!(
-            check_backend("neon"),
-            Err("--backend: unknown backend \"neon\" (known: portable, avx2, avx512)".to_owned())
-        );
-    }
-
-    #[test]
-    fn stderr_tail_keeps_the_last_lines() {
-        assert_eq!(tail("a\n\nb\nc\n", 2), "  b\n  c");
-        assert_eq!(tail("", 2), "  (empty)");
-    }
 }
