@@ -7,6 +7,8 @@
 //! decap/s`, one row per algorithm). Other algorithms and tables are
 //! skipped; the `version: 3.5.4` line is kept.
 
+use serde::Serialize;
+
 use crate::measure::Operation;
 
 /// One progress line: `Doing <alg> <op> ops for <N>s: <count> ... ops in <T>s`.
@@ -50,7 +52,8 @@ pub struct TableRow {
 }
 
 /// Where a headline number comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The final table.
     Table,
@@ -58,8 +61,9 @@ pub enum Source {
     Doing,
 }
 
-/// The headline result of one algorithm and operation.
-#[derive(Clone, Debug, PartialEq)]
+/// The headline result of one algorithm and operation, with the count and
+/// time of its progress line when there is one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Headline {
     /// The algorithm as printed.
     pub algorithm: String,
@@ -71,6 +75,10 @@ pub struct Headline {
     pub seconds_per_op: f64,
     /// Where the numbers come from.
     pub source: Source,
+    /// The progress line's operation count.
+    pub count: Option<u64>,
+    /// The progress line's time, in seconds.
+    pub elapsed: Option<f64>,
 }
 
 /// The KEM results of one `openssl speed` run.
@@ -133,30 +141,36 @@ impl SpeedRun {
     /// [`canonical_name`]) and operation: the final table's numbers when it
     /// has the algorithm, else the first progress line's count / elapsed.
     pub fn headline_for(&self, algorithm: &str, operation: Operation) -> Option<Headline> {
-        let headline = |algorithm: &str, ops_per_sec, seconds_per_op, source| Headline {
-            algorithm: algorithm.to_owned(),
+        let same = |printed: &str| same_algorithm(printed, algorithm);
+        let (algorithm, ops_per_sec, seconds_per_op, source) =
+            match self.table.iter().find(|r| same(&r.algorithm)) {
+                Some(row) => {
+                    let t = row.timings.get(operation as usize)?;
+                    (
+                        &row.algorithm,
+                        t.ops_per_sec,
+                        t.seconds_per_op,
+                        Source::Table,
+                    )
+                }
+                None => self
+                    .doing
+                    .iter()
+                    .filter(|d| d.operation == operation && same(&d.algorithm))
+                    .find_map(|d| Some((&d.algorithm, d.ops_per_sec()?, Source::Doing)))
+                    .map(|(alg, ops, source)| (alg, ops, 1.0 / ops, source))?,
+            };
+        let mut progress = self.doing.iter();
+        let progress = progress.find(|d| d.algorithm == *algorithm && d.operation == operation);
+        Some(Headline {
+            algorithm: algorithm.clone(),
             operation,
             ops_per_sec,
             seconds_per_op,
             source,
-        };
-        let same = |printed: &str| same_algorithm(printed, algorithm);
-        if let Some(row) = self.table.iter().find(|r| same(&r.algorithm)) {
-            let t = row.timings.get(operation as usize)?;
-            return Some(headline(
-                &row.algorithm,
-                t.ops_per_sec,
-                t.seconds_per_op,
-                Source::Table,
-            ));
-        }
-        let doing = self.doing.iter();
-        doing
-            .filter(|d| d.operation == operation && same(&d.algorithm))
-            .find_map(|d| {
-                let ops = d.ops_per_sec()?;
-                Some(headline(&d.algorithm, ops, 1.0 / ops, Source::Doing))
-            })
+            count: progress.map(|d| d.count),
+            elapsed: progress.map(|d| d.elapsed),
+        })
     }
 
     /// The headlines of every algorithm and operation with a result, by

@@ -1,12 +1,6 @@
 //! `speed-compare`: `openssl speed` on ML-KEM for several implementations,
 //! alternating round by round, median ops/s side by side; `--parse` builds
 //! the same tables from saved outputs; see `--help`.
-//!
-//! ```text
-//! cargo run --release -p test-tools --bin speed-compare -- --rounds 3 ML-KEM-768
-//! cargo run --release -p test-tools --bin speed-compare -- --parse \
-//!     native=default-ossl-3.5.4.txt oqsprovider=oqsprovider-0.10-ossl-3.4.1.txt
-//! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +14,7 @@ use serde_json::{json, Value};
 use test_tools::cli::{self, positive, write_file, Files};
 use test_tools::comparison::{Comparison, Implementation, SpeedResult};
 use test_tools::measure::Operation;
-use test_tools::speed_output::{canonical_name, Source, SpeedRun, PARAMETER_SETS};
+use test_tools::speed_output::{canonical_name, SpeedRun, PARAMETER_SETS};
 use test_tools::system_info;
 
 const OURS: &str = "ours";
@@ -173,22 +167,17 @@ fn main() -> ExitCode {
 
 /// What a mode reports: the header line, the comparison and the JSON
 /// fields of the mode.
-struct Report {
-    header: String,
-    comparison: Comparison,
-    json: Value,
-}
+type Report = (String, Comparison, Value);
 
 fn run(args: Args) -> Result<(), String> {
-    let report = match args.parse {
+    let (header, comparison, mut json) = match args.parse {
         false => run_measure(&args)?,
         true => run_parse(&args.files()?, args.baseline.as_deref())?,
     };
-    println!("{}\n", report.header);
-    print!("{}", report.comparison.render());
-    let mut json = report.json;
-    json["comparison"] = report.comparison.to_json();
-    args.files.write(&report.comparison.table(None), json)
+    println!("{header}\n");
+    print!("{}", comparison.render());
+    json["comparison"] = comparison.to_json();
+    args.files.write(&comparison.table(None), json)
 }
 
 /// The baseline: the one asked for, else `native` when present, else the
@@ -230,17 +219,7 @@ impl Runs {
             .into_iter()
             .filter(|h| requested(&h.algorithm))
         {
-            let mut doing = speed.doing.iter();
-            let doing = doing.find(|d| d.algorithm == h.algorithm && d.operation == h.operation);
-            results.push(json!({
-                "algorithm": h.algorithm,
-                "operation": h.operation.label(),
-                "ops_per_sec": h.ops_per_sec,
-                "seconds_per_op": h.seconds_per_op,
-                "source": match h.source { Source::Table => "table", Source::Doing => "doing" },
-                "count": doing.map(|d| d.count),
-                "elapsed": doing.map(|d| d.elapsed),
-            }));
+            results.push(json!(h));
             self.results.push(SpeedResult {
                 implementation: implementation.to_owned(),
                 round,
@@ -294,16 +273,14 @@ fn run_parse(files: &[(String, PathBuf)], baseline: Option<&str>) -> Result<Repo
     let baseline = choose_baseline(baseline, &implementations);
     let comparison = Comparison::new(implementations, &baseline, &runs.results)?;
     let sources = sources.join(", ");
-    Ok(Report {
-        header: format!("openssl speed outputs: {sources}; baseline {baseline}"),
-        comparison,
-        json: json!({
-            "tool": "speed-compare",
-            "mode": "parse",
-            "environment": system_info::environment_json(),
-            "runs": runs.records,
-        }),
-    })
+    let json = json!({
+        "tool": "speed-compare",
+        "mode": "parse",
+        "environment": system_info::environment_json(),
+        "runs": runs.records,
+    });
+    let header = format!("openssl speed outputs: {sources}; baseline {baseline}");
+    Ok((header, comparison, json))
 }
 
 // ---------------------------------------------------------- OpenSSL binaries
@@ -750,17 +727,14 @@ fn run_measure(args: &Args) -> Result<Report, String> {
     let comparison = Comparison::new(implementations, &baseline, &runs.results)?;
 
     // `ours, native on OpenSSL 3.5.5 (path); oqsprovider on OpenSSL 3.4.1 (path)`
-    let mut binaries: Vec<(String, Vec<&str>)> = Vec::new();
-    for p in &plans {
-        let described = p.binary.describe();
-        match binaries.iter_mut().find(|(d, _)| *d == described) {
-            Some((_, names)) => names.push(p.name),
-            None => binaries.push((described, vec![p.name])),
-        }
-    }
-    let binaries = binaries
-        .iter()
-        .map(|(described, names)| format!("{} on {described}", names.join(", ")));
+    let binaries = unique(plans.iter().map(|p| p.binary.describe())).into_iter();
+    let binaries = binaries.map(|described| {
+        let on = plans.iter().filter(|p| p.binary.describe() == described);
+        format!(
+            "{} on {described}",
+            on.map(|p| p.name).collect::<Vec<_>>().join(", ")
+        )
+    });
     let header = format!(
         "openssl speed: {}; {rounds} round{} x {seconds} s per operation, alternating; \
          backend of ours: {}; baseline {baseline}",
@@ -790,16 +764,13 @@ fn run_measure(args: &Args) -> Result<Report, String> {
         "algorithms": args.algorithms()?,
         "baseline": baseline,
     });
-    Ok(Report {
-        header,
-        comparison,
-        json: json!({
-            "tool": "speed-compare",
-            "mode": "measure",
-            "environment": system_info::environment_json(),
-            "settings": settings,
-            "implementations": implementations,
-            "runs": runs.records,
-        }),
-    })
+    let json = json!({
+        "tool": "speed-compare",
+        "mode": "measure",
+        "environment": system_info::environment_json(),
+        "settings": settings,
+        "implementations": implementations,
+        "runs": runs.records,
+    });
+    Ok((header, comparison, json))
 }
