@@ -105,10 +105,11 @@ impl Args {
     }
 
     /// The implementations asked for, each once (all when none is).
-    fn implementations(&self) -> Vec<&str> {
+    fn implementations(&self) -> Vec<&'static str> {
+        let known = |name: &String| IMPLEMENTATIONS.into_iter().find(|known| known == name);
         match self.implementations.is_empty() {
             true => IMPLEMENTATIONS.to_vec(),
-            false => unique(self.implementations.iter().map(String::as_str)),
+            false => unique(self.implementations.iter().filter_map(known)),
         }
     }
 
@@ -302,13 +303,8 @@ struct OpensslBinary {
 
 impl OpensslBinary {
     fn probe(path: &Path) -> Result<Self, String> {
-        let version_line = openssl_output(path, &["version"])?;
-        let version_line = version_line
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_owned();
+        let out = openssl_output(path, &["version"])?;
+        let version_line = out.lines().next().unwrap_or_default().trim().to_owned();
         let Some(version) = version_line
             .strip_prefix("OpenSSL ")
             .and_then(|v| v.split_whitespace().next())
@@ -318,9 +314,7 @@ impl OpensslBinary {
                 "{path}: `version` printed {version_line:?}, not an OpenSSL version"
             ));
         };
-        let mut numbers = version
-            .split(|c: char| !c.is_ascii_digit())
-            .map(|n| n.parse().unwrap_or(0));
+        let mut numbers = version.split('.').map(|n| n.parse().unwrap_or(0));
         let series: (u32, u32) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
         let modules = openssl_output(path, &["version", "-m"]).unwrap_or_default();
         let modules_dir = modules.lines().find_map(|l| {
@@ -391,11 +385,8 @@ fn run_openssl(path: &Path, args: &[&str]) -> Result<(bool, String), String> {
         .envs(library_path_env(path))
         .output()
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
-    let text = [out.stdout, out.stderr].concat();
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&text).into_owned(),
-    ))
+    let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+    Ok((out.status.success(), text))
 }
 
 /// The output of `BIN args...`; an error when it fails.
@@ -411,11 +402,11 @@ fn openssl_output(path: &Path, args: &[&str]) -> Result<String, String> {
 
 /// The cached OpenSSL 3.5.5 if present, else `openssl` on PATH.
 fn default_openssl() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let cached = home.map(|h| h.join(".cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl"));
-    cached
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    let cached = home.join(".cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl");
+    Some(cached)
         .filter(|c| c.is_file())
-        .unwrap_or_else(|| PathBuf::from("openssl"))
+        .unwrap_or_else(|| "openssl".into())
 }
 
 // ------------------------------------------------------------ measuring
@@ -424,51 +415,47 @@ fn default_openssl() -> PathBuf {
 struct Plan {
     name: &'static str,
     binary: OpensslBinary,
-    /// Arguments after `speed`, before `-seconds`.
-    flags: Vec<String>,
-    env: Vec<(String, String)>,
     /// The names given to this implementation's `openssl speed`, in the
     /// order of the requested algorithms.
     algorithms: Vec<String>,
+    /// `BIN speed FLAGS... -seconds S ALGORITHM...`.
+    argv: Vec<String>,
+    /// The child's environment, as far as it matters here.
+    env: Vec<(String, String)>,
 }
 
 impl Plan {
     fn new(
         name: &'static str,
         binary: &OpensslBinary,
-        flags: Vec<String>,
+        flags: &[String],
         algorithms: Vec<String>,
+        seconds: u32,
     ) -> Self {
+        let command = [binary.path.display().to_string(), "speed".to_owned()];
+        let seconds = ["-seconds".to_owned(), seconds.to_string()];
+        let argv = [&command[..], flags, &seconds, &algorithms].concat();
+        let conf = ("OPENSSL_CONF".to_owned(), "/dev/null".to_owned());
+        let env = std::iter::once(conf)
+            .chain(library_path_env(&binary.path))
+            .collect();
         let binary = binary.clone();
-        let env = Vec::new();
         Plan {
             name,
             binary,
-            flags,
-            env,
             algorithms,
+            argv,
+            env,
         }
     }
 
-    fn argv(&self, seconds: u32) -> Vec<String> {
-        let command = [self.binary.path.display().to_string(), "speed".to_owned()];
-        let seconds = ["-seconds".to_owned(), seconds.to_string()];
-        [&command[..], &self.flags, &seconds, &self.algorithms].concat()
-    }
-
-    /// The full environment of the child that matters here.
-    fn env_pairs(&self) -> Vec<(String, String)> {
-        let conf = ("OPENSSL_CONF".to_owned(), "/dev/null".to_owned());
-        let library = library_path_env(&self.binary.path);
-        let env = std::iter::once(conf).chain(library);
-        env.chain(self.env.iter().cloned()).collect()
-    }
-
     /// The command as a shell line.
-    fn shell_line(&self, seconds: u32) -> String {
-        let env = self.env_pairs().into_iter();
-        let env = env.map(|(k, v)| format!("{k}={}", shell_quote(&v)));
-        let argv = self.argv(seconds).into_iter().map(|a| shell_quote(&a));
+    fn shell_line(&self) -> String {
+        let env = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", shell_quote(v)));
+        let argv = self.argv.iter().map(|a| shell_quote(a));
         env.chain(argv).collect::<Vec<_>>().join(" ")
     }
 }
@@ -476,15 +463,12 @@ impl Plan {
 /// `-provider-path DIR -provider MODULE -provider default`, then `extra`.
 fn provider_flags(dir: &Path, module: &str, extra: &[&str]) -> Vec<String> {
     let dir = dir.display().to_string();
-    let flags = [
-        "-provider-path",
-        &dir,
-        "-provider",
-        module,
-        "-provider",
-        "default",
-    ];
-    flags.iter().chain(extra).map(|f| f.to_string()).collect()
+    let load = ["-provider", module, "-provider", "default"];
+    let flags = ["-provider-path", &dir]
+        .into_iter()
+        .chain(load)
+        .chain(extra.iter().copied());
+    flags.map(str::to_owned).collect()
 }
 
 fn shell_quote(word: &str) -> String {
@@ -531,21 +515,15 @@ fn find_oqsprovider(
 /// An error unless kem-core has a backend `name` that this CPU runs (the
 /// provider would silently fall back to the fastest one).
 fn check_backend(name: &str) -> Result<(), String> {
-    let names = |kinds: &[BackendKind]| {
-        kinds
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let names = |kinds: &[BackendKind]| kinds.iter().map(|k| k.name()).collect::<Vec<_>>();
     match BackendKind::from_name(name) {
         None => Err(format!(
             "--backend: unknown backend {name:?} (known: {})",
-            names(&BackendKind::ALL)
+            names(&BackendKind::ALL).join(", ")
         )),
         Some(kind) if !kind.is_available() => Err(format!(
             "--backend: this CPU cannot run the {kind} backend (it can run: {})",
-            names(&kem_core::available_backends())
+            names(&kem_core::available_backends()).join(", ")
         )),
         Some(_) => Ok(()),
     }
@@ -564,40 +542,38 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
     let canonical: Vec<String> = args.algorithms()?.iter().map(|a| a.to_string()).collect();
     let mut plans = Vec::new();
     for name in args.implementations() {
-        match name {
+        let (binary, flags, algorithms) = match name {
             OURS => {
                 openssl.require_kem_speed(OURS)?;
-                let dir = args
-                    .provider_dir
-                    .clone()
-                    .unwrap_or_else(cli::default_provider_dir);
+                let dir = args.provider_dir.clone();
+                let dir = dir.unwrap_or_else(cli::default_provider_dir);
                 let dir = dir.canonicalize().unwrap_or(dir);
                 cli::require_provider(&dir).map_err(|e| format!("ours: {e}"))?;
-                let flags = provider_flags(&dir, "mlkem", &["-propquery", "provider=mlkem"]);
-                let mut plan = Plan::new(OURS, &openssl, flags, canonical.clone());
-                plan.env.extend(
-                    args.backend
-                        .iter()
-                        .map(|b| ("MLKEM_BACKEND".to_owned(), b.clone())),
-                );
-                plans.push(plan);
+                let query = ["-propquery", "provider=mlkem"];
+                (
+                    &openssl,
+                    provider_flags(&dir, "mlkem", &query),
+                    canonical.clone(),
+                )
             }
-            NATIVE if !openssl.native_ml_kem => eprintln!(
-                "note: native skipped: {} has no ML-KEM of its own (OpenSSL 3.5 and later do)",
-                openssl.describe()
-            ),
+            NATIVE if !openssl.native_ml_kem => {
+                eprintln!(
+                    "note: native skipped: {} has no ML-KEM of its own (OpenSSL 3.5 and later do)",
+                    openssl.describe()
+                );
+                continue;
+            }
             NATIVE => {
                 openssl.require_kem_speed(NATIVE)?;
-                plans.push(Plan::new(NATIVE, &openssl, Vec::new(), canonical.clone()));
+                (&openssl, Vec::new(), canonical.clone())
             }
             _ => {
-                let Some((dir, module)) =
-                    find_oqsprovider(args.oqsprovider.as_deref(), &oqs_openssl)?
+                let oqs = &oqs_openssl;
+                let Some((dir, module)) = find_oqsprovider(args.oqsprovider.as_deref(), oqs)?
                 else {
-                    let modules = oqs_openssl.modules_dir.as_ref();
-                    let modules =
-                        modules.map_or_else(|| "unknown".to_owned(), |d| d.display().to_string());
-                    let describe = oqs_openssl.describe();
+                    let modules = oqs.modules_dir.as_ref().map(|d| d.display().to_string());
+                    let modules = modules.unwrap_or_else(|| "unknown".to_owned());
+                    let describe = oqs.describe();
                     if !args.implementations.is_empty() {
                         return Err(format!(
                             "oqsprovider: no oqsprovider.so in the MODULESDIR of {describe} ({modules}); \
@@ -610,21 +586,29 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
                     );
                     continue;
                 };
-                oqs_openssl.require_kem_speed(OQSPROVIDER)?;
-                if oqs_openssl.native_ml_kem {
+                oqs.require_kem_speed(OQSPROVIDER)?;
+                if oqs.native_ml_kem {
                     eprintln!(
                         "warning: oqsprovider disables its own ML-KEM on OpenSSL 3.5 and later, \
                          where the default provider has it: on {} the oqsprovider rows may \
                          measure OpenSSL's native ML-KEM. Use --oqs-openssl with OpenSSL 3.4 \
                          for oqsprovider's own.",
-                        oqs_openssl.describe()
+                        oqs.describe()
                     );
                 }
                 let names = canonical.iter().map(|a| oqsprovider_name(a)).collect();
-                let flags = provider_flags(&dir, &module, &[]);
-                plans.push(Plan::new(OQSPROVIDER, &oqs_openssl, flags, names));
+                (oqs, provider_flags(&dir, &module, &[]), names)
             }
+        };
+        let mut plan = Plan::new(name, binary, &flags, algorithms, args.seconds());
+        if name == OURS {
+            let backend = args
+                .backend
+                .iter()
+                .map(|b| ("MLKEM_BACKEND".to_owned(), b.clone()));
+            plan.env.extend(backend);
         }
+        plans.push(plan);
     }
     if plans.is_empty() {
         return Err("no implementation left to measure (see the notes above)".into());
@@ -634,26 +618,23 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
 
 /// The last `lines` non-blank lines of `text`, indented.
 fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<String> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| format!("  {l}"))
-        .collect();
-    match all.is_empty() {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let last = all[all.len().saturating_sub(lines)..].iter();
+    let tail: Vec<String> = last.map(|l| format!("  {l}")).collect();
+    match tail.is_empty() {
         true => "  (empty)".to_owned(),
-        false => all[all.len().saturating_sub(lines)..].join("\n"),
+        false => tail.join("\n"),
     }
 }
 
 /// Runs one round of one implementation; returns its parsed output, raw
 /// stdout and stderr, and wall time in seconds.
-fn run_child(plan: &Plan, seconds: u32) -> Result<(SpeedRun, String, String, f64), String> {
-    let argv = plan.argv(seconds);
-    let line = plan.shell_line(seconds);
+fn run_child(plan: &Plan) -> Result<(SpeedRun, String, String, f64), String> {
+    let (argv, line) = (&plan.argv, plan.shell_line());
     let started = Instant::now();
     let out = Command::new(&argv[0])
         .args(&argv[1..])
-        .envs(plan.env_pairs())
+        .envs(plan.env.iter().cloned())
         .output()
         .map_err(|e| format!("{}: cannot run `{line}`: {e}", plan.name))?;
     let wall = started.elapsed().as_secs_f64();
@@ -711,7 +692,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
             eprintln!(
                 "[round {round}/{rounds}] {name}: openssl speed {algorithms} (~{estimate} s)"
             );
-            let (speed, stdout, stderr, wall) = run_child(plan, seconds)?;
+            let (speed, stdout, stderr, wall) = run_child(plan)?;
             if let Some(dir) = &args.raw_dir {
                 write_file(&dir.join(format!("{name}-round{round}.txt")), &stdout)?;
                 write_file(
@@ -720,7 +701,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
                 )?;
             }
             let label = format!("{name} round {round}");
-            let record = json!({ "command": plan.argv(seconds), "wall_seconds": wall });
+            let record = json!({ "command": plan.argv, "wall_seconds": wall });
             runs.add(name, round, &speed, &label, Some(&plan.algorithms), record);
         }
     }
@@ -750,9 +731,9 @@ fn run_measure(args: &Args) -> Result<Report, String> {
                 "openssl": p.binary.path.display().to_string(),
                 "openssl_version": p.binary.version,
                 "openssl_version_line": p.binary.version_line,
-                "command": p.argv(seconds),
-                "command_line": p.shell_line(seconds),
-                "env": p.env_pairs().into_iter().collect::<BTreeMap<_, _>>(),
+                "command": p.argv,
+                "command_line": p.shell_line(),
+                "env": p.env.iter().cloned().collect::<BTreeMap<_, _>>(),
                 "algorithms": p.algorithms,
             })
         })
