@@ -231,3 +231,174 @@ fn bad_arguments_are_usage_errors() {
         "{stderr}"
     );
 }
+
+/// A stand-in `openssl` at DIR/bin/openssl, with a libcrypto beside it in
+/// DIR/lib64: `version` says 3.5.9, `speed -help` lists -kem-algorithms,
+/// and `speed` prints the 3.5.4 fixture after its arguments and the
+/// environment that matters.
+fn fake_openssl(dir: &std::path::Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("bin")).expect("bin");
+    std::fs::create_dir_all(dir.join("lib64")).expect("lib64");
+    std::fs::write(dir.join("lib64/libcrypto.so.3"), b"").expect("libcrypto");
+    let script = format!(
+        "#!/bin/sh\n\
+         case \"$1 $2\" in\n\
+         'version -m') echo 'MODULESDIR: \"{dir}/lib64/ossl-modules\"' ;;\n\
+         'version '*) echo 'OpenSSL 3.5.9 1 Jan 2026 (Library: OpenSSL 3.5.9 1 Jan 2026)' ;;\n\
+         'speed -help') echo ' -kem-algorithms  Benchmark KEMs' >&2; exit 1 ;;\n\
+         *) echo \"args: $* conf=$OPENSSL_CONF lib=$LD_LIBRARY_PATH backend=$MLKEM_BACKEND\" >&2\n\
+            cat '{fixture}' ;;\n\
+         esac\n",
+        dir = dir.display(),
+        fixture = fixture("default-ossl-3.5.4.txt"),
+    );
+    let bin = dir.join("bin/openssl");
+    std::fs::write(&bin, script).expect("script");
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&bin, mode).expect("chmod");
+    bin
+}
+
+#[test]
+fn measure_mode_with_a_stand_in_openssl() {
+    let dir = scratch("measure");
+    let openssl = fake_openssl(&dir.join("openssl"));
+    std::fs::create_dir_all(dir.join("provider")).expect("provider dir");
+    std::fs::write(dir.join("provider/mlkem.so"), b"").expect("mlkem.so");
+    std::fs::write(dir.join("oqsprovider.so"), b"").expect("oqsprovider.so");
+    let json = dir.join("out.json");
+    let path = |p: PathBuf| p.display().to_string();
+    let out = speed_compare(&[
+        "--openssl".into(),
+        path(openssl.clone()),
+        "--provider-dir".into(),
+        path(dir.join("provider")),
+        "--oqsprovider".into(),
+        path(dir.join("oqsprovider.so")),
+        "--backend".into(),
+        "portable".into(),
+        "--rounds".into(),
+        "2".into(),
+        "--seconds".into(),
+        "1".into(),
+        "--raw-dir".into(),
+        path(dir.join("raw")),
+        "--json".into(),
+        path(json.clone()),
+        "mlkem768".into(),
+        "X25519MLKEM768".into(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let described = format!("OpenSSL 3.5.9 ({})", openssl.display());
+    assert!(
+        stdout.starts_with(&format!(
+            "openssl speed: ours, native, oqsprovider on {described}; 2 rounds x 1 s per \
+             operation, alternating; backend of ours: portable; baseline native\n\n\
+             ML-KEM-768\n"
+        )),
+        "{stdout}"
+    );
+    // Only the sets asked for, though the output has six.
+    assert!(stdout.contains("\nX25519MLKEM768\n"), "{stdout}");
+    assert!(!stdout.contains("ML-KEM-512"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "keygen     oqsprovider     ML-KEM-768  0.000041763  23944.5       2      1.00x"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("[round 2/2] oqsprovider: openssl speed mlkem768 X25519MLKEM768 (~6 s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: oqsprovider disables its own ML-KEM"),
+        "{stderr}"
+    );
+    let raw = std::fs::read_to_string(dir.join("raw/ours-round2.stderr.txt")).expect("raw stderr");
+    let lib = dir.join("openssl/lib64").display().to_string();
+    assert!(raw.starts_with(&format!("args: speed -provider-path {} -provider mlkem -provider default -propquery provider=mlkem -seconds 1 ML-KEM-768 X25519MLKEM768 conf=/dev/null lib={lib}", dir.join("provider").display())), "{raw}");
+    assert!(raw.contains(" backend=portable\n"), "{raw}");
+    let native = std::fs::read_to_string(dir.join("raw/native-round1.stderr.txt")).expect("raw");
+    assert!(
+        native.starts_with("args: speed -seconds 1 ML-KEM-768 X25519MLKEM768 "),
+        "{native}"
+    );
+    assert!(native.contains(" backend=\n"), "{native}");
+    let oqs = std::fs::read_to_string(dir.join("raw/oqsprovider-round1.stderr.txt")).expect("raw");
+    let oqs_flags = format!("-provider-path {} -provider oqsprovider -provider default -seconds 1 mlkem768 X25519MLKEM768", dir.display());
+    assert!(oqs.contains(&oqs_flags), "{oqs}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written")).expect("JSON");
+    assert_eq!(json["mode"], "measure");
+    assert_eq!(
+        json["settings"]["algorithms"],
+        serde_json::json!(["ML-KEM-768", "X25519MLKEM768"])
+    );
+    assert_eq!(json["runs"].as_array().expect("runs").len(), 6);
+    assert_eq!(json["runs"][5]["implementation"], "oqsprovider");
+    assert_eq!(json["runs"][5]["round"], 2);
+    assert_eq!(
+        json["runs"][0]["results"]
+            .as_array()
+            .expect("results")
+            .len(),
+        6
+    );
+    let ours = &json["implementations"][0];
+    assert_eq!(ours["env"]["MLKEM_BACKEND"], "portable");
+    assert!(ours["env"]["LD_LIBRARY_PATH"]
+        .as_str()
+        .expect("lib")
+        .starts_with(&lib));
+    assert_eq!(ours["openssl_version"], "3.5.9");
+    let line = ours["command_line"].as_str().expect("command line");
+    assert!(
+        line.starts_with("OPENSSL_CONF=/dev/null LD_LIBRARY_PATH="),
+        "{line}"
+    );
+    assert!(line.contains(" MLKEM_BACKEND=portable "), "{line}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn measure_mode_errors() {
+    let dir = scratch("measure-errors");
+    let openssl = fake_openssl(&dir.join("openssl"));
+    let fails = |args: &[&str]| {
+        let mut all = vec!["--openssl".to_owned(), openssl.display().to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        let out = speed_compare(&all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = fails(&["--backend", "neon"]);
+    assert!(
+        err.contains("--backend: unknown backend \"neon\" (known: portable, avx2, avx512)"),
+        "{err}"
+    );
+    let err = fails(&[
+        "--implementations",
+        "ours",
+        "--provider-dir",
+        "/nonexistent",
+    ]);
+    assert!(
+        err.contains("ours: /nonexistent/mlkem.so is missing"),
+        "{err}"
+    );
+    let err = fails(&["--implementations", "oqsprovider"]);
+    assert!(
+        err.contains("oqsprovider: no oqsprovider.so in the MODULESDIR of OpenSSL 3.5.9"),
+        "{err}"
+    );
+    let err = fails(&["--implementations", "native", "--baseline", "ours"]);
+    assert!(
+        err.contains("--baseline ours: not measured (measuring: native)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
