@@ -3,6 +3,7 @@
 //! trial per round, its median ops/s and its ratio to a baseline, as tables
 //! (one per parameter set), CSV and JSON.
 
+use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use crate::measure::{Measurement, Operation, Trial};
@@ -37,7 +38,7 @@ pub struct SpeedResult {
 }
 
 /// An implementation in the comparison.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Implementation {
     /// Its name, as [`SpeedResult::implementation`] gives it.
     pub name: String,
@@ -99,13 +100,10 @@ impl Comparison {
                 ));
             }
             let set = parameter_set(&r.algorithm);
-            let rank = match sets.iter().position(|s| *s == set) {
-                Some(rank) => rank,
-                None => {
-                    sets.push(set.clone());
-                    sets.len() - 1
-                }
-            };
+            if !sets.contains(&set) {
+                sets.push(set.clone());
+            }
+            let rank = sets.iter().position(|s| *s == set);
             keyed.push((((rank, r.operation, implementation), r.round), set, r));
         }
         keyed.sort_by_key(|(key, ..)| *key);
@@ -134,11 +132,6 @@ impl Comparison {
         })
     }
 
-    /// The baseline implementation's name.
-    pub fn baseline(&self) -> &str {
-        &self.baseline
-    }
-
     /// The measurements, by parameter set, operation, implementation.
     pub fn measurements(&self) -> &[Measurement] {
         &self.measurements
@@ -146,11 +139,8 @@ impl Comparison {
 
     /// The parameter sets with results, in report order.
     pub fn parameter_sets(&self) -> Vec<&str> {
-        let mut sets: Vec<&str> = self
-            .measurements
-            .iter()
-            .map(|m| m.parameter_set.as_str())
-            .collect();
+        let sets = self.measurements.iter().map(|m| m.parameter_set.as_str());
+        let mut sets: Vec<&str> = sets.collect();
         sets.dedup();
         sets
     }
@@ -186,9 +176,8 @@ impl Comparison {
             Column::new("", "ops_per_sec_per_round").json_only(),
         ])
         .file_order(&[&COMPARISON_COLUMNS[..], &["ratio_to_baseline", "rounds"]].concat());
-        let rows: Vec<&Measurement> = self
-            .measurements
-            .iter()
+        let rows = self.measurements.iter();
+        let rows: Vec<&Measurement> = rows
             .filter(|m| parameter_set.is_none_or(|set| m.parameter_set == set))
             .collect();
         let grouped = rows.windows(2).any(|w| w[0].operation == w[1].operation);
@@ -196,10 +185,8 @@ impl Comparison {
             if grouped && i > 0 && rows[i - 1].operation != m.operation {
                 table.blank();
             }
-            let implementation = self
-                .implementations
-                .iter()
-                .find(|i| i.name == m.implementation);
+            let mut implementations = self.implementations.iter();
+            let implementation = implementations.find(|i| i.name == m.implementation);
             let version = implementation.and_then(|i| i.openssl_version.clone());
             let per_round: Vec<f64> = m.trials.iter().map(|t| t.ops_per_sec).collect();
             table.push(vec![
@@ -229,13 +216,9 @@ impl Comparison {
     /// The comparison as JSON: the baseline, the implementations and one
     /// object per measurement with its per-round values, median and ratio.
     pub fn to_json(&self) -> Json {
-        let implementations = self.implementations.iter();
-        let implementations: Vec<Json> = implementations
-            .map(|i| json!({ "name": i.name, "openssl_version": i.openssl_version }))
-            .collect();
         json!({
             "baseline": self.baseline,
-            "implementations": implementations,
+            "implementations": self.implementations,
             "results": self.table(None).to_json(),
         })
     }

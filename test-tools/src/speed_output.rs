@@ -16,7 +16,6 @@ use crate::measure::Operation;
 pub struct DoingLine {
     /// The algorithm as printed (`ML-KEM-512`, `mlkem768`, ...).
     pub algorithm: String,
-    /// The operation measured.
     pub operation: Operation,
     /// The run time asked for (`-seconds`).
     pub seconds_requested: u32,
@@ -67,13 +66,10 @@ pub enum Source {
 pub struct Headline {
     /// The algorithm as printed.
     pub algorithm: String,
-    /// The operation.
     pub operation: Operation,
-    /// Operations per second.
     pub ops_per_sec: f64,
     /// Seconds per operation (the table's value, else `1 / ops_per_sec`).
     pub seconds_per_op: f64,
-    /// Where the numbers come from.
     pub source: Source,
     /// The progress line's operation count.
     pub count: Option<u64>,
@@ -310,36 +306,28 @@ fn parse_row(line: &str, columns: &[Column]) -> Option<TableRow> {
 /// progress lines (RSA, signatures) and malformed ones.
 fn parse_doing(line: &str) -> Option<DoingLine> {
     let (what, rest) = line.strip_prefix("Doing ")?.split_once(" ops for ")?;
-    let (requested, result) = rest.split_once(": ")?;
-    let seconds_requested = requested.strip_suffix('s')?.parse().ok()?;
-
+    let (requested, result) = rest.split_once("s: ")?;
     // `<alg> <op>`, or `<n> bits <alg> <op>`.
     let mut words: Vec<&str> = what.split_whitespace().collect();
     if words.len() > 2 && words[1] == "bits" && words[0].parse::<u64>().is_ok() {
         words.drain(..2);
     }
-    let (op_word, alg_words) = words.split_last().filter(|(_, alg)| !alg.is_empty())?;
+    let (op_word, algorithm) = words.split_last().filter(|(_, alg)| !alg.is_empty())?;
     let operation = Operation::from_word(op_word)?;
-
     // `<count> ops in <T>s`, or `<count> <alg> KEM <op> ops in <T>s`.
-    let (count, result) = result.split_once(' ')?;
-    let (middle, elapsed) = match result.strip_prefix("ops in ") {
-        Some(elapsed) => ("", elapsed),
-        None => result.rsplit_once(" ops in ")?,
+    let (counted, elapsed) = result.rsplit_once(" ops in ")?;
+    let counted: Vec<&str> = counted.split_whitespace().collect();
+    let kem = match counted.as_slice() {
+        [_] => true,
+        [_, .., kind, op] => *kind == "KEM" && Operation::from_word(op) == Some(operation),
+        _ => false,
     };
-    let middle: Vec<&str> = middle.split_whitespace().collect();
-    if let [.., kind, op] = middle.as_slice() {
-        if *kind != "KEM" || Operation::from_word(op) != Some(operation) {
-            return None;
-        }
-    } else if !middle.is_empty() {
-        return None;
-    }
+    kem.then_some(())?;
     Some(DoingLine {
-        algorithm: alg_words.join(" "),
+        algorithm: algorithm.join(" "),
         operation,
-        seconds_requested,
-        count: count.parse().ok()?,
+        seconds_requested: requested.parse().ok()?,
+        count: counted[0].parse().ok()?,
         elapsed: parse_number(elapsed.trim().strip_suffix('s')?)?,
     })
 }

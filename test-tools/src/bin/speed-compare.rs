@@ -198,7 +198,7 @@ struct Runs {
 
 impl Runs {
     /// Adds one round of `implementation`: every headline, or those of the
-    /// (child-named) `algorithms` only; warns of its inconsistencies as
+    /// parameter sets `only`; warns of its inconsistencies as
     /// `warning: <label>: ...`; `record` gets the results.
     fn add(
         &mut self,
@@ -206,20 +206,15 @@ impl Runs {
         round: usize,
         speed: &SpeedRun,
         label: &str,
-        algorithms: Option<&[String]>,
+        only: Option<&[&str]>,
         mut record: Value,
     ) {
-        let requested = |algorithm: &str| match algorithms {
-            None => true,
-            Some(algs) => canonical_name(algorithm)
-                .is_some_and(|c| algs.iter().any(|a| canonical_name(a) == Some(c))),
-        };
+        let mut headlines = speed.headlines();
+        let requested =
+            |set: Option<&str>| only.is_none_or(|only| set.is_some_and(|s| only.contains(&s)));
+        headlines.retain(|h| requested(canonical_name(&h.algorithm)));
         let mut results = Vec::new();
-        for h in speed
-            .headlines()
-            .into_iter()
-            .filter(|h| requested(&h.algorithm))
-        {
+        for h in headlines {
             results.push(json!(h));
             self.results.push(SpeedResult {
                 implementation: implementation.to_owned(),
@@ -519,7 +514,7 @@ fn check_backend(name: &str) -> Result<(), String> {
     match BackendKind::from_name(name) {
         None => Err(format!(
             "--backend: unknown backend {name:?} (known: {})",
-            names(&BackendKind::ALL).join(", ")
+            names(BackendKind::ALL).join(", ")
         )),
         Some(kind) if !kind.is_available() => Err(format!(
             "--backend: this CPU cannot run the {kind} backend (it can run: {})",
@@ -682,7 +677,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let (rounds, seconds) = (args.rounds(), args.seconds());
+    let (rounds, seconds, canonical) = (args.rounds(), args.seconds(), args.algorithms()?);
     let mut runs = Runs::default();
     for round in 1..=rounds {
         for plan in &plans {
@@ -702,7 +697,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
             }
             let label = format!("{name} round {round}");
             let record = json!({ "command": plan.argv, "wall_seconds": wall });
-            runs.add(name, round, &speed, &label, Some(&plan.algorithms), record);
+            runs.add(name, round, &speed, &label, Some(&canonical), record);
         }
     }
     let comparison = Comparison::new(implementations, &baseline, &runs.results)?;
@@ -742,7 +737,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
         "rounds": rounds,
         "seconds": seconds,
         "backend": args.backend,
-        "algorithms": args.algorithms()?,
+        "algorithms": canonical,
         "baseline": baseline,
     });
     let json = json!({
