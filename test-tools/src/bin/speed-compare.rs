@@ -298,7 +298,11 @@ struct OpensslBinary {
 
 impl OpensslBinary {
     fn probe(path: &Path) -> Result<Self, String> {
-        let out = openssl_output(path, &["version"])?;
+        let (ok, out) = run_openssl(path, &["version"])?;
+        let failed = || format!("`{} version` failed: {}", path.display(), out.trim());
+        if !ok {
+            return Err(failed());
+        }
         let version_line = out.lines().next().unwrap_or_default().trim().to_owned();
         let Some(version) = version_line
             .strip_prefix("OpenSSL ")
@@ -311,7 +315,7 @@ impl OpensslBinary {
         };
         let mut numbers = version.split('.').map(|n| n.parse().unwrap_or(0));
         let series: (u32, u32) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-        let modules = openssl_output(path, &["version", "-m"]).unwrap_or_default();
+        let modules = run_openssl(path, &["version", "-m"]).unwrap_or_default().1;
         let modules_dir = modules.lines().find_map(|l| {
             let dir = l.strip_prefix("MODULESDIR:")?.trim().trim_matches('"');
             Some(PathBuf::from(dir))
@@ -382,17 +386,6 @@ fn run_openssl(path: &Path, args: &[&str]) -> Result<(bool, String), String> {
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
     Ok((out.status.success(), text))
-}
-
-/// The output of `BIN args...`; an error when it fails.
-fn openssl_output(path: &Path, args: &[&str]) -> Result<String, String> {
-    match run_openssl(path, args)? {
-        (true, text) => Ok(text),
-        (false, text) => {
-            let command = format!("{} {}", path.display(), args.join(" "));
-            Err(format!("`{command}` failed: {}", text.trim()))
-        }
-    }
 }
 
 /// The cached OpenSSL 3.5.5 if present, else `openssl` on PATH.
@@ -645,10 +638,8 @@ fn run_child(plan: &Plan) -> Result<(SpeedRun, String, String, f64), String> {
     }
     // Progress lines go to stderr, the table to stdout.
     let speed = SpeedRun::parse(&format!("{stderr}\n{stdout}"));
-    let all = plan
-        .algorithms
-        .iter()
-        .flat_map(|alg| Operation::EVP.map(|op| (alg, op)));
+    let all = plan.algorithms.iter();
+    let all = all.flat_map(|alg| Operation::EVP.map(|op| (alg, op)));
     let missing = all.filter(|(alg, op)| speed.headline_for(alg, *op).is_none());
     let missing: Vec<String> = missing.map(|(alg, op)| format!("{alg} {op}")).collect();
     if !missing.is_empty() {
@@ -667,8 +658,8 @@ fn run_measure(args: &Args) -> Result<Report, String> {
         .map(|p| Implementation::new(p.name, Some(&p.binary.version)))
         .collect();
     let baseline = choose_baseline(args.baseline.as_deref(), &implementations);
-    let measured = plans.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
     if !implementations.iter().any(|i| i.name == baseline) {
+        let measured = plans.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
         return Err(format!(
             "--baseline {baseline}: not measured (measuring: {measured})"
         ));
@@ -689,11 +680,9 @@ fn run_measure(args: &Args) -> Result<Report, String> {
             );
             let (speed, stdout, stderr, wall) = run_child(plan)?;
             if let Some(dir) = &args.raw_dir {
-                write_file(&dir.join(format!("{name}-round{round}.txt")), &stdout)?;
-                write_file(
-                    &dir.join(format!("{name}-round{round}.stderr.txt")),
-                    &stderr,
-                )?;
+                for (suffix, text) in [("", &stdout), (".stderr", &stderr)] {
+                    write_file(&dir.join(format!("{name}-round{round}{suffix}.txt")), text)?;
+                }
             }
             let label = format!("{name} round {round}");
             let record = json!({ "command": plan.argv, "wall_seconds": wall });
