@@ -1,38 +1,30 @@
-//! KEMs of an OpenSSL provider, driven in process through EVP.
+//! KEMs of an OpenSSL provider, driven in process through EVP as the loops
+//! of `openssl speed` (apps/speed.c) drive them.
 //!
-//! A [`Library`] is a fresh `OSSL_LIB_CTX` of the linked libcrypto with one
-//! provider loaded (plus `default`, which the hybrids' classical halves and
-//! TLS need), so that implementations loaded side by side never shadow each
-//! other; every fetch carries the property query `provider=<name>`, so an
-//! algorithm always comes from the named provider even where `default` has
-//! one of the same name (OpenSSL 3.5+).
-//!
-//! The objects mirror the loops of `openssl speed` (apps/speed.c): a
-//! [`KeyGenerator`] is one reused keygen `EVP_PKEY_CTX`, an
-//! [`Encapsulator`] / [`Decapsulator`] one reused context initialised for
-//! `EVP_PKEY_encapsulate` / `EVP_PKEY_decapsulate` over one [`Key`]. Every
-//! pointer is owned by a value that frees it, and keys and contexts borrow
-//! their [`Library`], so none outlives the providers that made it. Failures
-//! are `Err` with the text of OpenSSL's error queue.
+//! A [`Library`] is a fresh `OSSL_LIB_CTX` with one provider loaded (plus
+//! `default`, which the hybrids' classical halves and TLS need), every fetch
+//! with `provider=<name>`, so that implementations loaded side by side never
+//! shadow each other. Failures are `Err` with OpenSSL's error queue as text.
 //!
 //! ```no_run
-//! use std::path::Path;
 //! use test_tools::evp_harness::Library;
 //!
-//! let ours = Library::load(Some(Path::new("target/provider")), "mlkem")?;
-//! let key = ours.key_generator("ML-KEM-768")?.generate()?;
-//! let (ciphertext, sent) = key.encapsulator()?.encapsulate_to_vec()?;
-//! let received = key.decapsulator()?.decapsulate_to_vec(&ciphertext)?;
-//! assert_eq!(sent, received);
+//! let ours = Library::load(Some("target/provider".as_ref()), "mlkem")?;
+//! let ciphertext = ours.kem("ML-KEM-768")?.round_trip()?;
 //! # Ok::<(), String>(())
 //! ```
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::marker::PhantomData;
 use std::path::Path;
-use std::ptr::{self, NonNull};
+use std::ptr;
 
+use foreign_types_shared::ForeignType;
 use openssl::error::ErrorStack;
+use openssl::lib_ctx::LibCtx;
+use openssl::pkey::{PKey, Private};
+use openssl::pkey_ctx::PkeyCtx;
+use openssl::provider::Provider;
 use openssl_sys as ffi;
 
 // libcrypto 3.0 functions that openssl-sys does not declare.
@@ -46,11 +38,13 @@ extern "C" {
 
 /// Drains this thread's OpenSSL error queue into one line of text.
 pub fn take_openssl_errors() -> String {
-    let errors = ErrorStack::get();
-    if errors.errors().is_empty() {
-        "(OpenSSL's error queue is empty)".to_owned()
-    } else {
-        errors.to_string()
+    describe(&ErrorStack::get())
+}
+
+fn describe(errors: &ErrorStack) -> String {
+    match errors.errors() {
+        [] => "(OpenSSL's error queue is empty)".to_owned(),
+        _ => errors.to_string(),
     }
 }
 
@@ -61,31 +55,21 @@ pub fn clear_openssl_errors() {
     unsafe { ffi::ERR_clear_error() };
 }
 
-/// `s` as a C string, or an `Err` naming `what` if it holds a NUL byte.
-fn c_string(what: &str, s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|_| format!("{what} {s:?} contains a NUL byte"))
+/// Describes a failed call of the openssl crate as `what: <its errors>`.
+fn failed(what: impl std::fmt::Display) -> impl FnOnce(ErrorStack) -> String {
+    move |errors| format!("{what}: {}", describe(&errors))
 }
 
-/// An owned `OSSL_LIB_CTX`.
-struct LibCtx(NonNull<ffi::OSSL_LIB_CTX>);
-
-impl Drop for LibCtx {
-    fn drop(&mut self) {
-        // SAFETY: the context is ours and freed once; its providers are
-        // unloaded first (see `Library`'s field order).
-        unsafe { ffi::OSSL_LIB_CTX_free(self.0.as_ptr()) };
-    }
+/// `Ok` when an EVP call returned `rc` > 0, else `Err` naming `call`.
+fn check(rc: c_int, call: &str) -> Result<(), String> {
+    let failed = || format!("{call}: {}", take_openssl_errors());
+    (rc > 0).then_some(()).ok_or_else(failed)
 }
 
-/// A provider loaded into a [`LibCtx`].
-struct LoadedProvider(NonNull<ffi::OSSL_PROVIDER>);
-
-impl Drop for LoadedProvider {
-    fn drop(&mut self) {
-        // SAFETY: our reference from OSSL_PROVIDER_load, released once,
-        // while its library context is still alive.
-        unsafe { ffi::OSSL_PROVIDER_unload(self.0.as_ptr()) };
-    }
+/// Owns `ctx`, a context just made by libcrypto, unless it is NULL.
+fn owned(ctx: *mut ffi::EVP_PKEY_CTX) -> Option<PkeyCtx<Private>> {
+    // SAFETY: a fresh context that nothing else frees.
+    (!ctx.is_null()).then(|| unsafe { PkeyCtx::from_ptr(ctx) })
 }
 
 /// A fresh OpenSSL library context with one provider (and `default`)
@@ -93,87 +77,46 @@ impl Drop for LoadedProvider {
 pub struct Library {
     // Fields drop in declaration order: the providers are unloaded before
     // their context is freed.
-    providers: Vec<LoadedProvider>,
+    _providers: Vec<Provider>,
     ctx: LibCtx,
     provider: String,
     propquery: CString,
 }
 
-impl std::fmt::Debug for Library {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Library")
-            .field("provider", &self.provider)
-            .field("propquery", &self.propquery)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Library {
     /// Creates a library context and loads `provider` into it, from
     /// `module_dir` when given (else from OpenSSL's default module
-    /// directory), followed by the built-in `default` provider unless
-    /// `provider` is `default` itself.
+    /// directory), then `default` unless `provider` is `default` itself.
     pub fn load(module_dir: Option<&Path>, provider: &str) -> Result<Library, String> {
-        let name = c_string("provider name", provider)?;
-        let dir = module_dir
-            .map(|d| {
-                let text = d
-                    .to_str()
-                    .ok_or_else(|| format!("module directory {} is not UTF-8", d.display()))?;
-                c_string("module directory", text)
-            })
-            .transpose()?;
-        ffi::init();
-        clear_openssl_errors();
-        // SAFETY: no arguments; returns a new context or NULL.
-        let ctx = NonNull::new(unsafe { ffi::OSSL_LIB_CTX_new() })
-            .map(LibCtx)
-            .ok_or_else(|| format!("OSSL_LIB_CTX_new failed: {}", take_openssl_errors()))?;
-        if let Some(dir) = &dir {
-            // SAFETY: a live context and a NUL-terminated path, which
-            // libcrypto copies.
-            let ok =
-                unsafe { ffi::OSSL_PROVIDER_set_default_search_path(ctx.0.as_ptr(), dir.as_ptr()) };
-            if ok != 1 {
-                return Err(format!(
-                    "setting the module directory {dir:?}: {}",
-                    take_openssl_errors()
-                ));
-            }
-        }
-        let mut library = Library {
-            providers: Vec::with_capacity(2),
-            ctx,
-            provider: provider.to_owned(),
-            propquery: c_string("property query", &format!("provider={provider}"))?,
-        };
-        library.load_provider(&name, module_dir)?;
-        if provider != "default" {
-            library.load_provider(c"default", None)?;
-        }
-        Ok(library)
-    }
-
-    fn load_provider(&mut self, name: &CStr, module_dir: Option<&Path>) -> Result<(), String> {
-        // SAFETY: a live context and a NUL-terminated name.
-        let loaded = unsafe { ffi::OSSL_PROVIDER_load(self.ctx.0.as_ptr(), name.as_ptr()) };
-        let loaded = NonNull::new(loaded).ok_or_else(|| {
-            let from = module_dir.map_or_else(
-                || "OpenSSL's default module directory".to_owned(),
-                |d| d.display().to_string(),
-            );
+        let propquery = CString::new(format!("provider={provider}"))
+            .map_err(|_| format!("provider name {provider:?} contains a NUL byte"))?;
+        let dir = module_dir.map(|d| d.to_str().filter(|s| !s.contains('\0')).ok_or(d));
+        let dir = dir.transpose().map_err(|d| {
             format!(
-                "loading provider {name:?} from {from}: {}",
-                take_openssl_errors()
+                "module directory {} is not UTF-8 or holds a NUL",
+                d.display()
             )
         })?;
-        self.providers.push(LoadedProvider(loaded));
-        Ok(())
-    }
-
-    /// The name of the provider this library was loaded for.
-    pub fn provider(&self) -> &str {
-        &self.provider
+        ffi::init();
+        clear_openssl_errors();
+        let ctx = LibCtx::new().map_err(failed("OSSL_LIB_CTX_new failed"))?;
+        if let Some(dir) = dir {
+            let setting = format!("setting the module directory {dir:?}");
+            Provider::set_default_search_path(Some(&ctx), dir).map_err(failed(setting))?;
+        }
+        let from = dir.unwrap_or("OpenSSL's default module directory");
+        let loading = format!("loading provider {provider:?} from {from}");
+        let mut providers = vec![Provider::load(Some(&ctx), provider).map_err(failed(loading))?];
+        if provider != "default" {
+            let loading = "loading provider \"default\"";
+            providers.push(Provider::load(Some(&ctx), "default").map_err(failed(loading))?);
+        }
+        Ok(Library {
+            _providers: providers,
+            ctx,
+            provider: provider.to_owned(),
+            propquery,
+        })
     }
 
     /// The property query every fetch of this library uses:
@@ -182,332 +125,169 @@ impl Library {
         &self.propquery
     }
 
-    /// The raw library context, for OpenSSL calls this module does not wrap
-    /// (such as `SSL_CTX_new_ex`). It stays valid while `self` lives.
+    /// The raw library context (valid while `self` lives), for calls such as
+    /// `SSL_CTX_new_ex`.
     pub fn as_ptr(&self) -> *mut ffi::OSSL_LIB_CTX {
-        self.ctx.0.as_ptr()
+        self.ctx.as_ptr()
     }
 
-    /// Whether the provider can generate `algorithm` keys (a keygen context
-    /// can be made and initialised).
+    /// Whether the provider can generate `algorithm` keys.
     pub fn supports(&self, algorithm: &str) -> bool {
-        let supported = self.key_generator(algorithm).is_ok();
-        clear_openssl_errors();
-        supported
+        // A failure drains the error queue into its text.
+        self.keygen_context(algorithm).is_ok()
     }
 
-    /// A reusable key generator for `algorithm` (for example `ML-KEM-768`).
-    pub fn key_generator(&self, algorithm: &str) -> Result<KeyGenerator<'_>, String> {
-        let name = c_string("algorithm name", algorithm)?;
+    /// A keygen context for `algorithm` (for example `ML-KEM-768`).
+    fn keygen_context(&self, algorithm: &str) -> Result<PkeyCtx<Private>, String> {
+        let name = CString::new(algorithm)
+            .map_err(|_| format!("algorithm name {algorithm:?} contains a NUL byte"))?;
+        let provider = &self.provider;
         clear_openssl_errors();
         // SAFETY: a live context and NUL-terminated name and property query.
-        let ctx = unsafe {
+        let ctx = owned(unsafe {
             ffi::EVP_PKEY_CTX_new_from_name(self.as_ptr(), name.as_ptr(), self.propquery.as_ptr())
-        };
-        let ctx = PkeyCtx::new(ctx).ok_or_else(|| {
-            format!(
-                "{algorithm}: no such algorithm in provider {}: {}",
-                self.provider,
-                take_openssl_errors()
-            )
+        });
+        let mut ctx = ctx.ok_or_else(|| {
+            let errors = take_openssl_errors();
+            format!("{algorithm}: no such algorithm in provider {provider}: {errors}")
         })?;
-        // SAFETY: a live context.
-        if unsafe { ffi::EVP_PKEY_keygen_init(ctx.as_ptr()) } <= 0 {
-            return Err(format!(
-                "{algorithm}: EVP_PKEY_keygen_init in provider {}: {}",
-                self.provider,
-                take_openssl_errors()
-            ));
-        }
-        Ok(KeyGenerator {
-            ctx,
-            library: self,
-            algorithm: algorithm.to_owned(),
-        })
-    }
-}
-
-/// An owned `EVP_PKEY_CTX`.
-struct PkeyCtx(NonNull<ffi::EVP_PKEY_CTX>);
-
-impl PkeyCtx {
-    fn new(ctx: *mut ffi::EVP_PKEY_CTX) -> Option<PkeyCtx> {
-        NonNull::new(ctx).map(PkeyCtx)
+        let init = format!("{algorithm}: EVP_PKEY_keygen_init in provider {provider}");
+        ctx.keygen_init().map_err(failed(init))?;
+        Ok(ctx)
     }
 
-    fn as_ptr(&self) -> *mut ffi::EVP_PKEY_CTX {
-        self.0.as_ptr()
-    }
-}
-
-impl Drop for PkeyCtx {
-    fn drop(&mut self) {
-        // SAFETY: ours, freed once.
-        unsafe { ffi::EVP_PKEY_CTX_free(self.0.as_ptr()) };
-    }
-}
-
-/// One keygen `EVP_PKEY_CTX`, initialised once and reused for every key, as
-/// `openssl speed` does.
-pub struct KeyGenerator<'l> {
-    ctx: PkeyCtx,
-    library: &'l Library,
-    algorithm: String,
-}
-
-impl<'l> KeyGenerator<'l> {
-    /// The algorithm this generator makes keys of.
-    pub fn algorithm(&self) -> &str {
-        &self.algorithm
-    }
-
-    /// A fresh key pair (`EVP_PKEY_keygen`).
-    pub fn generate(&mut self) -> Result<Key<'l>, String> {
-        let mut key = ptr::null_mut();
-        // SAFETY: a live context initialised for key generation and an
-        // out-pointer; on success the new key is ours.
-        let rc = unsafe { ffi::EVP_PKEY_keygen(self.ctx.as_ptr(), &mut key) };
-        match NonNull::new(key) {
-            Some(key) if rc > 0 => Ok(Key {
-                key,
-                library: self.library,
-            }),
-            leftover => {
-                if let Some(key) = leftover {
-                    // SAFETY: a key the failed call handed us anyway; ours
-                    // to free.
-                    unsafe { ffi::EVP_PKEY_free(key.as_ptr()) };
-                }
-                Err(format!(
-                    "{}: EVP_PKEY_keygen: {}",
-                    self.algorithm,
-                    take_openssl_errors()
-                ))
-            }
-        }
-    }
-}
-
-/// A key pair made by a [`KeyGenerator`].
-pub struct Key<'l> {
-    key: NonNull<ffi::EVP_PKEY>,
-    library: &'l Library,
-}
-
-impl Drop for Key<'_> {
-    fn drop(&mut self) {
-        // SAFETY: our reference, released once; contexts made from the key
-        // hold references of their own.
-        unsafe { ffi::EVP_PKEY_free(self.key.as_ptr()) };
-    }
-}
-
-impl<'l> Key<'l> {
-    /// A new context over this key (which it references), from the key's
-    /// library.
-    fn context(&self, what: &str) -> Result<PkeyCtx, String> {
+    /// A context over `key` from this library, initialised for `operation`
+    /// (`encapsulate` or `decapsulate`) by `init`.
+    fn context_over(
+        &self,
+        key: &PKey<Private>,
+        operation: &str,
+        init: unsafe extern "C" fn(*mut ffi::EVP_PKEY_CTX, *const ffi::OSSL_PARAM) -> c_int,
+    ) -> Result<PkeyCtx<Private>, String> {
         clear_openssl_errors();
-        // SAFETY: a live context and key and a NUL-terminated property
-        // query; the new context takes its own reference to the key.
-        let ctx = unsafe {
-            EVP_PKEY_CTX_new_from_pkey(
-                self.library.as_ptr(),
-                self.key.as_ptr(),
-                self.library.propquery.as_ptr(),
-            )
-        };
-        PkeyCtx::new(ctx).ok_or_else(|| {
-            format!(
-                "{what}: EVP_PKEY_CTX_new_from_pkey: {}",
-                take_openssl_errors()
-            )
-        })
+        // SAFETY: a live context, key and property query; the new context
+        // takes its own reference to the key.
+        let ctx = owned(unsafe {
+            EVP_PKEY_CTX_new_from_pkey(self.as_ptr(), key.as_ptr(), self.propquery.as_ptr())
+        });
+        let ctx = ctx.ok_or_else(|| {
+            let errors = take_openssl_errors();
+            format!("{operation}: EVP_PKEY_CTX_new_from_pkey: {errors}")
+        })?;
+        // SAFETY: a live context; NULL means no parameters.
+        let rc = unsafe { init(ctx.as_ptr(), ptr::null()) };
+        check(rc, &format!("EVP_PKEY_{operation}_init"))?;
+        Ok(ctx)
     }
 
-    /// A context initialised for encapsulation to this key, reusable for
-    /// any number of encapsulations.
-    pub fn encapsulator(&self) -> Result<Encapsulator<'l>, String> {
-        let ctx = self.context("encapsulator")?;
-        // SAFETY: a live context; NULL means no parameters.
-        if unsafe { ffi::EVP_PKEY_encapsulate_init(ctx.as_ptr(), ptr::null()) } <= 0 {
-            return Err(format!(
-                "EVP_PKEY_encapsulate_init: {}",
-                take_openssl_errors()
-            ));
-        }
-        let (mut ciphertext_len, mut secret_len) = (0usize, 0usize);
-        // SAFETY: a live, initialised context; NULL output buffers ask for
-        // the sizes, written to the two out-pointers.
+    /// `algorithm` set up as `openssl speed` sets it up; see [`Kem`].
+    pub fn kem(&self, algorithm: &str) -> Result<Kem<'_>, String> {
+        let mut keygen = self.keygen_context(algorithm)?;
+        let key = keygen
+            .keygen()
+            .map_err(failed(format!("{algorithm}: EVP_PKEY_keygen")))?;
+        let encaps = self.context_over(&key, "encapsulate", ffi::EVP_PKEY_encapsulate_init)?;
+        let decaps = self.context_over(&key, "decapsulate", ffi::EVP_PKEY_decapsulate_init)?;
+        let (mut ciphertext_len, mut secret_len) = (0, 0);
+        // SAFETY: a live, initialised context; NULL buffers ask for the sizes.
         let rc = unsafe {
             ffi::EVP_PKEY_encapsulate(
-                ctx.as_ptr(),
+                encaps.as_ptr(),
                 ptr::null_mut(),
                 &mut ciphertext_len,
                 ptr::null_mut(),
                 &mut secret_len,
             )
         };
-        if rc <= 0 {
-            return Err(format!(
-                "EVP_PKEY_encapsulate (size query): {}",
-                take_openssl_errors()
-            ));
-        }
-        Ok(Encapsulator {
-            ctx,
-            ciphertext_len,
-            secret_len,
-            _library: PhantomData,
-        })
-    }
-
-    /// A context initialised for decapsulation with this key, reusable for
-    /// any number of decapsulations.
-    pub fn decapsulator(&self) -> Result<Decapsulator<'l>, String> {
-        let ctx = self.context("decapsulator")?;
-        // SAFETY: a live context; NULL means no parameters.
-        if unsafe { ffi::EVP_PKEY_decapsulate_init(ctx.as_ptr(), ptr::null()) } <= 0 {
-            return Err(format!(
-                "EVP_PKEY_decapsulate_init: {}",
-                take_openssl_errors()
-            ));
-        }
-        Ok(Decapsulator {
-            ctx,
+        check(rc, "EVP_PKEY_encapsulate (size query)")?;
+        Ok(Kem {
+            algorithm: algorithm.to_owned(),
+            keygen,
+            encaps,
+            decaps,
+            ciphertext: vec![0; ciphertext_len],
+            secret: vec![0; secret_len],
             _library: PhantomData,
         })
     }
 }
 
-/// An `EVP_PKEY_CTX` initialised for `EVP_PKEY_encapsulate` to one key.
-pub struct Encapsulator<'l> {
-    ctx: PkeyCtx,
-    ciphertext_len: usize,
-    secret_len: usize,
+/// One algorithm of a [`Library`]'s provider: a keygen context reused for
+/// every key, and contexts initialised for encapsulation and decapsulation
+/// reused over one key it generated, writing to reused output buffers.
+pub struct Kem<'l> {
+    algorithm: String,
+    keygen: PkeyCtx<Private>,
+    encaps: PkeyCtx<Private>,
+    decaps: PkeyCtx<Private>,
+    /// Output buffers, of the sizes OpenSSL reported for the key.
+    ciphertext: Vec<u8>,
+    secret: Vec<u8>,
     _library: PhantomData<&'l Library>,
 }
 
-impl Encapsulator<'_> {
-    /// The ciphertext length OpenSSL reported for this key.
-    pub fn ciphertext_len(&self) -> usize {
-        self.ciphertext_len
+impl Kem<'_> {
+    /// Generates a key pair (`EVP_PKEY_keygen`) and frees it.
+    pub fn keygen(&mut self) -> Result<(), String> {
+        let keygen = format!("{}: EVP_PKEY_keygen", self.algorithm);
+        self.keygen.keygen().map(drop).map_err(failed(keygen))
     }
 
-    /// The shared-secret length OpenSSL reported for this key.
-    pub fn secret_len(&self) -> usize {
-        self.secret_len
-    }
-
-    /// Encapsulates into `ciphertext` and `secret`, which must be at least
-    /// [`ciphertext_len`](Self::ciphertext_len) and
-    /// [`secret_len`](Self::secret_len) long; returns the lengths written.
-    pub fn encapsulate(
-        &mut self,
-        ciphertext: &mut [u8],
-        secret: &mut [u8],
-    ) -> Result<(usize, usize), String> {
-        if ciphertext.len() < self.ciphertext_len || secret.len() < self.secret_len {
-            return Err(format!(
-                "encapsulate: buffers of {} and {} bytes, need {} and {}",
-                ciphertext.len(),
-                secret.len(),
-                self.ciphertext_len,
-                self.secret_len
-            ));
-        }
-        let (mut ciphertext_len, mut secret_len) = (ciphertext.len(), secret.len());
+    /// Encapsulates to the key: `(ciphertext, shared secret)`.
+    pub fn encapsulate(&mut self) -> Result<(&[u8], &[u8]), String> {
+        let (mut ciphertext_len, mut secret_len) = (self.ciphertext.len(), self.secret.len());
         // SAFETY: a live, initialised context; both buffers are writable
-        // for at least the sizes OpenSSL asked for (checked above).
+        // for the lengths passed, the sizes OpenSSL asked for.
         let rc = unsafe {
             ffi::EVP_PKEY_encapsulate(
-                self.ctx.as_ptr(),
-                ciphertext.as_mut_ptr(),
+                self.encaps.as_ptr(),
+                self.ciphertext.as_mut_ptr(),
                 &mut ciphertext_len,
-                secret.as_mut_ptr(),
+                self.secret.as_mut_ptr(),
                 &mut secret_len,
             )
         };
-        if rc <= 0 {
-            return Err(format!("EVP_PKEY_encapsulate: {}", take_openssl_errors()));
-        }
-        Ok((ciphertext_len, secret_len))
+        check(rc, "EVP_PKEY_encapsulate")?;
+        let ciphertext = self.ciphertext.get(..ciphertext_len);
+        let secret = self.secret.get(..secret_len);
+        let overrun = || "EVP_PKEY_encapsulate reported more bytes than it had".to_owned();
+        ciphertext.zip(secret).ok_or_else(overrun)
     }
 
-    /// Encapsulates into new buffers: `(ciphertext, shared secret)`.
-    pub fn encapsulate_to_vec(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
-        let mut ciphertext = vec![0u8; self.ciphertext_len];
-        let mut secret = vec![0u8; self.secret_len];
-        let (ciphertext_len, secret_len) = self.encapsulate(&mut ciphertext, &mut secret)?;
-        ciphertext.truncate(ciphertext_len);
-        secret.truncate(secret_len);
-        Ok((ciphertext, secret))
-    }
-}
-
-/// An `EVP_PKEY_CTX` initialised for `EVP_PKEY_decapsulate` with one key.
-pub struct Decapsulator<'l> {
-    ctx: PkeyCtx,
-    _library: PhantomData<&'l Library>,
-}
-
-impl Decapsulator<'_> {
-    /// The shared-secret length OpenSSL reports for `ciphertext`.
-    pub fn secret_len(&mut self, ciphertext: &[u8]) -> Result<usize, String> {
-        let mut len = 0usize;
-        // SAFETY: a live, initialised context; a NULL output buffer asks for
-        // the size, written to the out-pointer; the ciphertext is readable
-        // for its length.
+    /// Decapsulates `ciphertext` with the key: the shared secret.
+    pub fn decapsulate(&mut self, ciphertext: &[u8]) -> Result<&[u8], String> {
+        let mut len = self.secret.len();
+        // SAFETY: a live, initialised context; the secret buffer is writable
+        // for `len` bytes, which libcrypto hands the provider as its size;
+        // the ciphertext is readable for its length.
         let rc = unsafe {
             ffi::EVP_PKEY_decapsulate(
-                self.ctx.as_ptr(),
-                ptr::null_mut(),
+                self.decaps.as_ptr(),
+                self.secret.as_mut_ptr(),
                 &mut len,
                 ciphertext.as_ptr(),
                 ciphertext.len(),
             )
         };
-        if rc <= 0 {
-            return Err(format!(
-                "EVP_PKEY_decapsulate (size query): {}",
-                take_openssl_errors()
-            ));
-        }
-        Ok(len)
+        check(rc, "EVP_PKEY_decapsulate")?;
+        let overrun = || format!("EVP_PKEY_decapsulate reported {len} bytes, more than it had");
+        self.secret.get(..len).ok_or_else(overrun)
     }
 
-    /// Decapsulates `ciphertext` into `secret` (whose length OpenSSL passes
-    /// to the provider as the capacity); returns the length written.
-    pub fn decapsulate(&mut self, ciphertext: &[u8], secret: &mut [u8]) -> Result<usize, String> {
-        let mut len = secret.len();
-        // SAFETY: a live, initialised context; `secret` is writable for
-        // `len` bytes, which libcrypto hands the provider as the buffer
-        // size; the ciphertext is readable for its length.
-        let rc = unsafe {
-            ffi::EVP_PKEY_decapsulate(
-                self.ctx.as_ptr(),
-                secret.as_mut_ptr(),
-                &mut len,
-                ciphertext.as_ptr(),
-                ciphertext.len(),
-            )
-        };
-        if rc <= 0 {
-            return Err(format!("EVP_PKEY_decapsulate: {}", take_openssl_errors()));
+    /// Encapsulates to the key and decapsulates the ciphertext: the
+    /// ciphertext, or an error unless both sides got one non-empty secret.
+    pub fn round_trip(&mut self) -> Result<Vec<u8>, String> {
+        let (ciphertext, sent) = self.encapsulate()?;
+        let (ciphertext, sent) = (ciphertext.to_vec(), sent.to_vec());
+        let received = self.decapsulate(&ciphertext)?;
+        if sent.is_empty() || sent != received {
+            let (got, algorithm) = (received.len(), &self.algorithm);
+            let differ = format!(
+                "decaps(encaps) gave a different secret ({got} vs {} bytes)",
+                sent.len()
+            );
+            return Err(format!("{algorithm}: {differ}"));
         }
-        if len > secret.len() {
-            return Err(format!(
-                "EVP_PKEY_decapsulate reported {len} bytes for a {}-byte buffer",
-                secret.len()
-            ));
-        }
-        Ok(len)
-    }
-
-    /// Decapsulates `ciphertext` into a new buffer.
-    pub fn decapsulate_to_vec(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
-        let mut secret = vec![0u8; self.secret_len(ciphertext)?];
-        let len = self.decapsulate(ciphertext, &mut secret)?;
-        secret.truncate(len);
-        Ok(secret)
+        Ok(ciphertext)
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use test_tools::evp_harness::Library;
+use test_tools::evp_harness::{clear_openssl_errors, take_openssl_errors, Library};
 
 /// The directory of the built provider, `target/provider`.
 fn module_dir() -> PathBuf {
@@ -28,36 +28,31 @@ const SIZES: [(&str, usize, usize); 4] = [
 #[test]
 fn round_trips_give_equal_secrets() {
     let lib = ours();
-    assert_eq!(lib.provider(), "mlkem");
     assert_eq!(lib.propquery(), c"provider=mlkem");
+    assert!(!lib.as_ptr().is_null());
     for (algorithm, ciphertext_len, secret_len) in SIZES {
-        let mut generator = lib.key_generator(algorithm).unwrap();
-        assert_eq!(generator.algorithm(), algorithm);
-        // Two keys from the one reused context, as the benchmark does.
-        let first = generator.generate().unwrap();
-        let key = generator.generate().unwrap();
-        let mut encapsulator = key.encapsulator().unwrap();
-        assert_eq!(encapsulator.ciphertext_len(), ciphertext_len, "{algorithm}");
-        assert_eq!(encapsulator.secret_len(), secret_len, "{algorithm}");
-        let mut decapsulator = key.decapsulator().unwrap();
+        let mut kem = lib.kem(algorithm).unwrap();
+        // More keys from the one reused keygen context, as the benchmark makes.
+        kem.keygen().unwrap();
+        kem.keygen().unwrap();
         let mut secrets = Vec::new();
         for _ in 0..2 {
-            let (ciphertext, sent) = encapsulator.encapsulate_to_vec().unwrap();
+            let (ciphertext, sent) = kem.encapsulate().unwrap();
             assert_eq!(ciphertext.len(), ciphertext_len, "{algorithm}");
-            let received = decapsulator.decapsulate_to_vec(&ciphertext).unwrap();
             assert_eq!(sent.len(), secret_len, "{algorithm}");
+            let (ciphertext, sent) = (ciphertext.to_vec(), sent.to_vec());
+            let received = kem.decapsulate(&ciphertext).unwrap();
             assert_eq!(sent, received, "{algorithm}: decaps(encaps) differs");
             secrets.push(sent);
         }
         assert_ne!(secrets[0], secrets[1], "{algorithm}: repeated secret");
-        // The other key cannot recover the secret.
-        let (ciphertext, sent) = encapsulator.encapsulate_to_vec().unwrap();
-        let other = first
-            .decapsulator()
-            .unwrap()
-            .decapsulate_to_vec(&ciphertext);
+        // Another key cannot recover the secret.
+        let (ciphertext, sent) = kem.encapsulate().unwrap();
+        let (ciphertext, sent) = (ciphertext.to_vec(), sent.to_vec());
+        let mut other = lib.kem(algorithm).unwrap();
+        let recovered = other.decapsulate(&ciphertext).map(<[u8]>::to_vec);
         assert_ne!(
-            other.ok(),
+            recovered.ok(),
             Some(sent),
             "{algorithm}: wrong key decapsulated"
         );
@@ -65,37 +60,26 @@ fn round_trips_give_equal_secrets() {
 }
 
 #[test]
-fn reused_buffers_and_short_buffers() {
+fn a_ciphertext_of_the_wrong_length_is_refused() {
     let lib = ours();
-    let key = lib.key_generator("ML-KEM-768").unwrap().generate().unwrap();
-    let mut encapsulator = key.encapsulator().unwrap();
-    let mut decapsulator = key.decapsulator().unwrap();
-    let (mut ciphertext, mut sent, mut received) = ([0u8; 1088], [0u8; 32], [0u8; 32]);
-    assert_eq!(
-        encapsulator.encapsulate(&mut ciphertext, &mut sent),
-        Ok((1088, 32))
-    );
-    assert_eq!(decapsulator.decapsulate(&ciphertext, &mut received), Ok(32));
-    assert_eq!(sent, received);
-    let short = encapsulator
-        .encapsulate(&mut ciphertext[..1087], &mut sent)
-        .unwrap_err();
-    assert!(short.contains("need 1088 and 32"), "{short}");
-    // A ciphertext of the wrong length is refused by the provider.
-    assert!(decapsulator
-        .decapsulate(&ciphertext[..1000], &mut received)
-        .is_err());
+    let mut kem = lib.kem("ML-KEM-768").unwrap();
+    let ciphertext = kem.encapsulate().unwrap().0.to_vec();
+    let err = kem.decapsulate(&ciphertext[..1000]).unwrap_err();
+    assert!(err.starts_with("EVP_PKEY_decapsulate: "), "{err}");
+    assert!(kem.decapsulate(&ciphertext).is_ok());
 }
 
 #[test]
 fn unknown_algorithm_is_an_error_naming_it() {
     let lib = ours();
-    let err = lib.key_generator("ML-KEM-999").err().unwrap();
+    let err = lib.kem("ML-KEM-999").err().unwrap();
     assert!(err.starts_with("ML-KEM-999: "), "{err}");
-    assert!(err.contains("provider mlkem"), "{err}");
+    assert!(err.contains("no such algorithm in provider mlkem"), "{err}");
     assert!(!lib.supports("ML-KEM-999"));
     assert!(lib.supports("ML-KEM-768"));
-    assert!(lib.key_generator("ML\0KEM").err().unwrap().contains("NUL"));
+    // `supports` leaves nothing on the error queue.
+    assert_eq!(take_openssl_errors(), "(OpenSSL's error queue is empty)");
+    assert!(lib.kem("ML\0KEM").err().unwrap().contains("NUL"));
 }
 
 #[test]
@@ -109,7 +93,13 @@ fn default_provider_has_ml_kem_from_openssl_3_5() {
 #[test]
 fn missing_provider_is_an_error_naming_it() {
     let dir = module_dir();
-    let err = Library::load(Some(&dir), "no-such-provider").unwrap_err();
-    assert!(err.contains("\"no-such-provider\""), "{err}");
+    let err = Library::load(Some(&dir), "no-such-provider").err().unwrap();
+    assert!(
+        err.starts_with("loading provider \"no-such-provider\" from "),
+        "{err}"
+    );
     assert!(err.contains(&dir.display().to_string()), "{err}");
+    let err = Library::load(None, "a\0b").err().unwrap();
+    assert!(err.contains("contains a NUL byte"), "{err}");
+    clear_openssl_errors();
 }
