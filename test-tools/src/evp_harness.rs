@@ -1,10 +1,8 @@
-//! KEMs of an OpenSSL provider, driven in process through EVP as the loops
-//! of `openssl speed` (apps/speed.c) drive them.
-//!
-//! A [`Library`] is a fresh `OSSL_LIB_CTX` with one provider loaded (plus
-//! `default`, which the hybrids' classical halves and TLS need), every fetch
-//! with `provider=<name>`, so that implementations loaded side by side never
-//! shadow each other. Failures are `Err` with OpenSSL's error queue as text.
+//! KEMs of an OpenSSL provider, driven in process through EVP as `openssl speed`
+//! (apps/speed.c) drives them. A [`Library`] is a fresh `OSSL_LIB_CTX` with one
+//! provider (plus `default`, which hybrids and TLS need), every fetch with
+//! `provider=<name>`, so implementations side by side never shadow each other.
+//! Failures are `Err` with OpenSSL's error queue as text.
 //!
 //! ```no_run
 //! use test_tools::evp_harness::Library;
@@ -66,10 +64,13 @@ fn check(rc: c_int, call: &str) -> Result<(), String> {
     (rc > 0).then_some(()).ok_or_else(failed)
 }
 
-/// Owns `ctx`, a context just made by libcrypto, unless it is NULL.
-fn owned(ctx: *mut ffi::EVP_PKEY_CTX) -> Option<PkeyCtx<Private>> {
-    // SAFETY: a fresh context that nothing else frees.
-    (!ctx.is_null()).then(|| unsafe { PkeyCtx::from_ptr(ctx) })
+/// Owns `ctx`, just made by libcrypto, or an `Err` naming `call` if NULL.
+fn owned(ctx: *mut ffi::EVP_PKEY_CTX, call: &str) -> Result<PkeyCtx<Private>, String> {
+    match ctx.is_null() {
+        true => Err(format!("{call}: {}", take_openssl_errors())),
+        // SAFETY: a fresh context that nothing else frees.
+        false => Ok(unsafe { PkeyCtx::from_ptr(ctx) }),
+    }
 }
 
 /// A fresh OpenSSL library context with one provider (and `default`)
@@ -84,9 +85,8 @@ pub struct Library {
 }
 
 impl Library {
-    /// Creates a library context and loads `provider` into it, from
-    /// `module_dir` when given (else from OpenSSL's default module
-    /// directory), then `default` unless `provider` is `default` itself.
+    /// Creates a library context and loads `provider` from `module_dir` (else
+    /// OpenSSL's default module directory), then `default` unless that is it.
     pub fn load(module_dir: Option<&Path>, provider: &str) -> Result<Library, String> {
         let propquery = CString::new(format!("provider={provider}"))
             .map_err(|_| format!("provider name {provider:?} contains a NUL byte"))?;
@@ -119,8 +119,7 @@ impl Library {
         })
     }
 
-    /// The property query every fetch of this library uses:
-    /// `provider=<name>`.
+    /// `provider=<name>`, the property query of every fetch.
     pub fn propquery(&self) -> &CStr {
         &self.propquery
     }
@@ -144,20 +143,17 @@ impl Library {
         let provider = &self.provider;
         clear_openssl_errors();
         // SAFETY: a live context and NUL-terminated name and property query.
-        let ctx = owned(unsafe {
+        let ctx = unsafe {
             ffi::EVP_PKEY_CTX_new_from_name(self.as_ptr(), name.as_ptr(), self.propquery.as_ptr())
-        });
-        let mut ctx = ctx.ok_or_else(|| {
-            let errors = take_openssl_errors();
-            format!("{algorithm}: no such algorithm in provider {provider}: {errors}")
-        })?;
+        };
+        let missing = format!("{algorithm}: no such algorithm in provider {provider}");
+        let mut ctx = owned(ctx, &missing)?;
         let init = format!("{algorithm}: EVP_PKEY_keygen_init in provider {provider}");
         ctx.keygen_init().map_err(failed(init))?;
         Ok(ctx)
     }
 
-    /// A context over `key` from this library, initialised for `operation`
-    /// (`encapsulate` or `decapsulate`) by `init`.
+    /// A context over `key`, initialised by `init` for `operation` (`encapsulate`...).
     fn context_over(
         &self,
         key: &PKey<Private>,
@@ -167,13 +163,10 @@ impl Library {
         clear_openssl_errors();
         // SAFETY: a live context, key and property query; the new context
         // takes its own reference to the key.
-        let ctx = owned(unsafe {
+        let ctx = unsafe {
             EVP_PKEY_CTX_new_from_pkey(self.as_ptr(), key.as_ptr(), self.propquery.as_ptr())
-        });
-        let ctx = ctx.ok_or_else(|| {
-            let errors = take_openssl_errors();
-            format!("{operation}: EVP_PKEY_CTX_new_from_pkey: {errors}")
-        })?;
+        };
+        let ctx = owned(ctx, &format!("{operation}: EVP_PKEY_CTX_new_from_pkey"))?;
         // SAFETY: a live context; NULL means no parameters.
         let rc = unsafe { init(ctx.as_ptr(), ptr::null()) };
         check(rc, &format!("EVP_PKEY_{operation}_init"))?;
@@ -183,9 +176,8 @@ impl Library {
     /// `algorithm` set up as `openssl speed` sets it up; see [`Kem`].
     pub fn kem(&self, algorithm: &str) -> Result<Kem<'_>, String> {
         let mut keygen = self.keygen_context(algorithm)?;
-        let key = keygen
-            .keygen()
-            .map_err(failed(format!("{algorithm}: EVP_PKEY_keygen")))?;
+        let keygen_failed = failed(format!("{algorithm}: EVP_PKEY_keygen"));
+        let key = keygen.keygen().map_err(keygen_failed)?;
         let encaps = self.context_over(&key, "encapsulate", ffi::EVP_PKEY_encapsulate_init)?;
         let decaps = self.context_over(&key, "decapsulate", ffi::EVP_PKEY_decapsulate_init)?;
         let (mut ciphertext_len, mut secret_len) = (0, 0);

@@ -1,6 +1,5 @@
 //! `evp-bench`: KEM keygen, encaps and decaps through OpenSSL's EVP API in
-//! process, per provider side by side, with the loops of `openssl speed`
-//! (which has no KEMs before OpenSSL 3.5); see `--help`.
+//! process, per provider side by side (`openssl speed` lacks KEMs before 3.5).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -21,19 +20,14 @@ use test_tools::timer;
 /// Times KEM keygen, encaps and decaps in process through OpenSSL's EVP API
 /// (the linked libcrypto), with the loops of `openssl speed`.
 ///
-/// Keygen, encaps and decaps each run on one reused context, the latter two
-/// over one key (decaps over one ciphertext). Each implementation has its own
-/// OSSL_LIB_CTX (its provider plus `default`, every fetch with the property
-/// query provider=<its provider>), and its decaps(encaps) secrets must match
-/// before anything is timed. Each operation runs TRIALS x ITERATIONS times
-/// after a short warm-up, the implementations' trials alternating (A 1, B 1,
-/// A 2, ...). Reported: ops/s and us/op of the median trial, mean us/op, mean
-/// cycles/op (rdtsc) and the ratio of the ops/s to the first implementation's.
-///
-/// Implementations: `ours` is provider `mlkem` from --provider-dir; `native`
-/// the `default` provider, for the algorithms the linked libcrypto has
-/// (OpenSSL 3.5+); --implementation adds more. Progress goes to stderr, the
-/// tables to stdout.
+/// Each operation runs on one reused context (over one key; decaps over one
+/// ciphertext), TRIALS x ITERATIONS times after a warm-up, the trials of the
+/// implementations alternating (A 1, B 1, A 2, ...). Each implementation has
+/// its own OSSL_LIB_CTX (its provider plus `default`, every fetch with
+/// provider=<its provider>) and must pass a decaps(encaps) check first.
+/// Implementations: `ours` (provider `mlkem` from --provider-dir), `native`
+/// (`default`, for what the linked libcrypto has: OpenSSL 3.5+) and any
+/// --implementation. Progress goes to stderr, the tables to stdout.
 #[derive(Parser, Debug)]
 #[command(name = "evp-bench")]
 struct Args {
@@ -79,13 +73,13 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    for (i, spec) in args.extra.iter().enumerate() {
-        if ["ours", "native"].contains(&spec.name.as_str())
-            || args.extra[..i].iter().any(|s| s.name == spec.name)
-        {
+    let mut names = vec!["ours", "native"];
+    for spec in &args.extra {
+        if names.contains(&spec.name.as_str()) {
             let taken = format!("--implementation: the name {:?} is taken", spec.name);
             cli::usage_error::<Args>(taken);
         }
+        names.push(&spec.name);
     }
     cli::exit("evp-bench", run(&args))
 }
@@ -103,8 +97,7 @@ struct Spec {
 }
 
 impl Spec {
-    /// Parses `NAME=DIR:PROVIDER[:NAMES]`, NAMES being `oqs` or FROM=TO pairs
-    /// separated by commas.
+    /// Parses `NAME=DIR:PROVIDER[:NAMES]` (see `--implementation`).
     fn parse(text: &str) -> Result<Spec, String> {
         let bad = || format!("--implementation {text:?}: expected NAME=DIR:PROVIDER[:NAMES]");
         let named = text.split_once('=').filter(|(name, _)| !name.is_empty());
@@ -151,8 +144,7 @@ impl Spec {
     }
 }
 
-/// One implementation's [`Kem`] for one algorithm and the ciphertext its
-/// decapsulations take.
+/// One implementation's [`Kem`] for one algorithm, and its decaps ciphertext.
 struct Workload<'l> {
     implementation: &'l str,
     /// The implementation's name for the algorithm.
@@ -191,8 +183,7 @@ impl<'l> Workload<'l> {
     }
 }
 
-/// Times `operation` for every workload: a warm-up, then `trials` rounds in
-/// which each workload runs one trial of `iterations` operations in turn.
+/// Times `operation` for every workload, the workloads taking turns by trial.
 fn time_operation(
     workloads: &mut [Workload<'_>],
     parameter_set: &str,
@@ -224,8 +215,7 @@ fn time_operation(
     Ok(measurements)
 }
 
-/// The results table; in text with the ratio of ops/s to `baseline`'s, in
-/// JSON with every trial.
+/// The results; the text has the ratio of ops/s to `baseline`'s, JSON every trial.
 fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
     let number =
         |title, key, text, file| Column::number(title, key, Style::Fixed(text), Style::Fixed(file));
@@ -252,8 +242,7 @@ fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
         Column::new("raw trials", "raw_trials").json_only(),
     ]);
     let version = openssl_version();
-    // ops/s of the median trial.
-    let rate = |m: &Measurement| 1.0 / m.median_seconds_per_op();
+    let median_rate = |m: &Measurement| 1.0 / m.median_seconds_per_op();
     for m in measurements {
         let base = measurements.iter().find(|b| {
             (b.operation, &b.parameter_set, b.implementation.as_str())
@@ -270,13 +259,13 @@ fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
             Value::Text(shown),
             Value::text(&m.implementation),
             Value::text(&version),
-            Value::Num(rate(m)),
+            Value::Num(median_rate(m)),
             Value::Num(m.median_seconds_per_op()),
             Value::Num(m.median_seconds_per_op() * 1e6),
             Value::Num(m.mean_seconds_per_op() * 1e6),
             Value::num(m.mean_ticks()),
             Value::Int(m.operations()),
-            Value::num(base.map(|b| rate(m) / rate(b))),
+            Value::num(base.map(|b| median_rate(m) / median_rate(b))),
             Value::Int(m.trials.len() as u64),
             Value::Int(m.trials.first().map_or(0, |t| t.operations)),
             Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
@@ -314,15 +303,11 @@ fn run(args: &Args) -> Result<(), String> {
         timer::COUNTER
     );
     for (spec, library) in &implementations {
-        let from = spec.module_dir.as_ref().map_or_else(
-            || "built in / OpenSSL's module directory".to_owned(),
-            |d| d.display().to_string(),
-        );
+        let from = spec.module_dir.as_ref().map(|d| d.display().to_string());
+        let from = from.unwrap_or("built in / OpenSSL's module directory".into());
+        let (name, provider) = (&spec.name, &spec.provider);
         let propquery = library.propquery().to_string_lossy();
-        println!(
-            "  {}: provider {} ({from}), propquery {propquery}",
-            spec.name, spec.provider
-        );
+        println!("  {name}: provider {provider} ({from}), propquery {propquery}");
     }
     if !lacks.is_empty() {
         println!(
@@ -347,9 +332,8 @@ fn run(args: &Args) -> Result<(), String> {
                 }));
                 continue;
             }
-            progress.update(&format!(
-                "[{label} {parameter_set}] checking decaps(encaps)"
-            ));
+            let checking = format!("[{label} {parameter_set}] checking decaps(encaps)");
+            progress.update(&checking);
             let workload = Workload::new(label, library, name);
             workloads.push(workload.map_err(|e| format!("{label}: {e}"))?);
         }
