@@ -1,30 +1,29 @@
-//! Adapters that run peer ML-KEM implementations the way the bench runs
-//! kem-core, so that their timings are comparable, and that give their
-//! outputs for fixed inputs, to be cross-checked against kem-core byte for
-//! byte.
+//! Peer ML-KEM implementations, run the way the bench runs kem-core so that
+//! their timings compare, and their outputs for fixed inputs, to be
+//! cross-checked against kem-core byte for byte.
 //!
-//! Peers: RustCrypto `ml-kem` 0.3 (feature `peers`, with its `hazmat`
-//! `encapsulate_deterministic`); `libcrux-ml-kem` 0.0.11 twice, its
-//! `portable` module and its default API, which picks AVX2 or NEON at run
-//! time when compiled in (see the feature `peers-libcrux-avx2`); liboqs 0.13
-//! through the `oqs` crate (feature `peers-liboqs`; encaps made
-//! deterministic through [`liboqs_rng`]); a liboqs installed on this machine
-//! (feature `peers-liboqs-system`, through [`liboqs_system_ffi`]; its label
-//! carries `OQS_version()`, e.g. `liboqs-system-0.16.0/auto(avx2)`; left out
-//! when `peers-liboqs` is on, as both are the same C symbols).
+//! Peers: RustCrypto `ml-kem` 0.3 (feature `peers`, its `hazmat`
+//! `encapsulate_deterministic`); `libcrux-ml-kem` 0.0.11, its `portable`
+//! module and its default API (AVX2 or NEON picked at run time when compiled
+//! in, see the feature `peers-libcrux-avx2`); liboqs, either 0.13 through the
+//! `oqs` crate (`peers-liboqs`) or one installed on this machine
+//! (`peers-liboqs-system`, see [`liboqs`]).
 //!
-//! What each operation covers (all deterministic, fixed inputs): keygen, the
-//! key pair from the 64-byte seed d ‖ z; encaps, parse and check the
-//! serialized ek (FIPS 203 section 7.2), then encapsulate with the given m;
-//! decaps, parse and check the serialized expanded dk (section 7.3) and the
-//! ciphertext, then decapsulate. RustCrypto also gets the cached-key rows
-//! (its parsed key objects), as kem-core does; libcrux's packed API has no
-//! parsed key to cache.
+//! Each operation is deterministic on fixed inputs: keygen from the seed
+//! d ‖ z; encaps parses and checks the serialized ek (FIPS 203 section 7.2),
+//! then encapsulates with m; decaps parses and checks the serialized
+//! expanded dk (section 7.3) and the ciphertext, then decapsulates.
+//! RustCrypto also gets the cached-key rows (its parsed key objects), as
+//! kem-core does; the byte-array APIs of libcrux and liboqs have none.
 
 use std::hint::black_box;
+use std::marker::PhantomData;
 
 use kem_core::ParameterSet;
-use libcrux_ml_kem::{MlKemCiphertext, MlKemKeyPair, MlKemPrivateKey, MlKemPublicKey};
+use libcrux_ml_kem::{MlKemCiphertext, MlKemPrivateKey, MlKemPublicKey};
+#[allow(deprecated)]
+use ml_kem::ExpandedKeyEncoding as _;
+use ml_kem::{Decapsulate as _, KeyExport as _};
 
 use crate::measure::{Bench, Operation};
 
@@ -92,27 +91,19 @@ pub enum Peer {
     LibcruxPortable,
     /// `libcrux-ml-kem`, its default API with run-time platform selection.
     LibcruxAuto,
-    /// liboqs (mlkem-native) through the `oqs` crate, run-time platform
-    /// selection.
-    #[cfg(feature = "peers-liboqs")]
+    /// liboqs (mlkem-native): the `oqs` crate's or the one installed here.
+    #[cfg(any(feature = "peers-liboqs", liboqs_system))]
     Liboqs,
-    /// The liboqs installed on this machine (feature
-    /// `peers-liboqs-system`), through [`liboqs_system_ffi`].
-    #[cfg(liboqs_system)]
-    LiboqsSystem,
 }
 
 impl Peer {
     /// Every peer, in report order.
-    pub const ALL: [Peer;
-        3 + cfg!(feature = "peers-liboqs") as usize + cfg!(liboqs_system) as usize] = [
+    pub const ALL: [Peer; 3 + cfg!(any(feature = "peers-liboqs", liboqs_system)) as usize] = [
         Peer::RustCrypto,
         Peer::LibcruxPortable,
         Peer::LibcruxAuto,
-        #[cfg(feature = "peers-liboqs")]
+        #[cfg(any(feature = "peers-liboqs", liboqs_system))]
         Peer::Liboqs,
-        #[cfg(liboqs_system)]
-        Peer::LiboqsSystem,
     ];
 
     /// Implementation label for tables, e.g. `"libcrux/auto(avx2)"`.
@@ -121,10 +112,8 @@ impl Peer {
             Peer::RustCrypto => "rustcrypto-ml-kem".to_owned(),
             Peer::LibcruxPortable => "libcrux/portable".to_owned(),
             Peer::LibcruxAuto => format!("libcrux/auto({})", libcrux_auto_platform()),
-            #[cfg(feature = "peers-liboqs")]
-            Peer::Liboqs => format!("liboqs/auto({})", liboqs_platform()),
-            #[cfg(liboqs_system)]
-            Peer::LiboqsSystem => liboqs_system::label(),
+            #[cfg(any(feature = "peers-liboqs", liboqs_system))]
+            Peer::Liboqs => liboqs::label(),
         }
     }
 
@@ -139,823 +128,275 @@ impl Peer {
                 "libcrux-ml-kem 0.0.11, default API, run-time selection -> {}",
                 libcrux_auto_platform()
             ),
-            #[cfg(feature = "peers-liboqs")]
-            Peer::Liboqs => format!(
-                "liboqs {} (mlkem-native; oqs crate 0.11, ML-KEM only, no OpenSSL), \
-                 run-time selection -> {}; keygen via OQS_KEM_keypair_derand, encaps \
-                 with m fed through a liboqs RNG callback",
-                liboqs_version(),
-                liboqs_platform()
-            ),
-            #[cfg(liboqs_system)]
-            Peer::LiboqsSystem => liboqs_system::description(),
+            #[cfg(any(feature = "peers-liboqs", liboqs_system))]
+            Peer::Liboqs => liboqs::description(),
         }
     }
 
     /// The peer's outputs for `inputs`. Panics if the peer rejects its own
     /// keys (which would be a bug in the peer or in this adapter).
     pub fn known_answer<P: ParameterSet>(self, inputs: &Inputs) -> KnownAnswer {
-        dispatch!(P, set => match self {
-            Peer::RustCrypto => set::rustcrypto_known_answer(inputs),
-            Peer::LibcruxPortable => libcrux_known_answer(&set::libcrux_portable(), inputs),
-            Peer::LibcruxAuto => libcrux_known_answer(&set::libcrux_auto(), inputs),
-            #[cfg(feature = "peers-liboqs")]
-            Peer::Liboqs => liboqs_known_answer(&set::liboqs(), inputs),
-            #[cfg(liboqs_system)]
-            Peer::LiboqsSystem => liboqs_known_answer(&set::liboqs_system(), inputs),
-        })
+        adapter(self, P::K, "", inputs).0
     }
 
     /// The peer's operations on `inputs`, ready to be timed (see
     /// [`crate::measure::measure_trials`]).
     pub fn benches<P: ParameterSet>(self, inputs: &Inputs) -> Vec<Bench<'static>> {
-        let label = self.label();
-        dispatch!(P, set => match self {
-            Peer::RustCrypto => set::rustcrypto_benches(&label, inputs),
-            Peer::LibcruxPortable => libcrux_benches(set::libcrux_portable(), &label, inputs),
-            Peer::LibcruxAuto => libcrux_benches(set::libcrux_auto(), &label, inputs),
-            #[cfg(feature = "peers-liboqs")]
-            Peer::Liboqs => liboqs_benches(set::liboqs(), &label, inputs),
-            #[cfg(liboqs_system)]
-            Peer::LiboqsSystem => liboqs_benches(set::liboqs_system(), &label, inputs),
-        })
+        adapter(self, P::K, &self.label(), inputs).1
     }
+}
+
+/// Rust's run-time detection of an x86_64 feature (false elsewhere).
+macro_rules! x86 {
+    ($feature:tt) => {{
+        #[cfg(target_arch = "x86_64")]
+        let detected = std::arch::is_x86_feature_detected!($feature);
+        #[cfg(not(target_arch = "x86_64"))]
+        let detected = false;
+        detected
+    }};
 }
 
 /// Which code path libcrux's default API takes on this machine: `"avx2"`,
 /// `"neon"` or `"portable"`. Mirrors libcrux-platform's checks (AVX2 needs
 /// AVX, BMI1, BMI2, FMA and MOVBE too) and libcrux's build-script switches.
-pub fn libcrux_auto_platform() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let compiled = cfg!(feature = "peers-libcrux-avx2")
-            || !matches!(
-                option_env!("LIBCRUX_DISABLE_SIMD256"),
-                Some("1" | "y" | "Y")
-            );
-        let cpu = std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("avx")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("movbe");
-        if compiled && cpu {
-            return "avx2";
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if !matches!(
-            option_env!("LIBCRUX_DISABLE_SIMD128"),
-            Some("1" | "y" | "Y")
-        ) {
-            return "neon";
-        }
-    }
-    "portable"
-}
-
-/// Which ML-KEM code path liboqs takes on this machine: `"avx2"` (x86_64
-/// with AVX2, BMI2 and POPCNT, liboqs's own test), `"neon"` (aarch64) or
-/// `"portable"` (mlkem-native's C code). Asks liboqs's CPU detection.
-#[cfg(feature = "peers-liboqs")]
-pub fn liboqs_platform() -> &'static str {
-    use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
-    oqs::init();
-    // SAFETY: liboqs's CPU-feature query, initialized by `oqs::init`.
-    let has = |ext| unsafe { OQS_CPU_has_extension(ext) } != 0;
+fn libcrux_auto_platform() -> &'static str {
+    let disabled = |switch: Option<&str>| matches!(switch, Some("1" | "y" | "Y"));
+    let avx2_compiled =
+        cfg!(feature = "peers-libcrux-avx2") || !disabled(option_env!("LIBCRUX_DISABLE_SIMD256"));
     if cfg!(target_arch = "x86_64")
-        && has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2)
-        && has(OQS_CPU_EXT::OQS_CPU_EXT_BMI2)
-        && has(OQS_CPU_EXT::OQS_CPU_EXT_POPCNT)
+        && avx2_compiled
+        && x86!("avx2")
+        && x86!("avx")
+        && x86!("bmi1")
+        && x86!("bmi2")
+        && x86!("fma")
+        && x86!("movbe")
     {
-        return "avx2";
-    }
-    if cfg!(target_arch = "aarch64") && has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_NEON) {
-        return "neon";
-    }
-    "portable"
-}
-
-/// The version of the liboqs linked in, e.g. `"0.13.0"`.
-#[cfg(feature = "peers-liboqs")]
-pub fn liboqs_version() -> String {
-    // SAFETY: returns a pointer to a static NUL-terminated string.
-    let version = unsafe { std::ffi::CStr::from_ptr(oqs::ffi::common::OQS_version()) };
-    version.to_string_lossy().into_owned()
-}
-
-/// The RNG callback that makes liboqs's encaps deterministic. liboqs 0.13
-/// has `OQS_KEM_keypair_derand` but no derandomized encaps; mlkem-native's
-/// `crypto_kem_enc` draws its 32-byte m with one `OQS_randombytes` call and
-/// then runs `crypto_kem_enc_derand`. The callback installed here (for the
-/// whole process, once) hands out the m that [`set_coins`] stored for the
-/// calling thread, once; any other draw from liboqs's RNG aborts the
-/// process, since nothing else in this program should use it.
-///
-/// [`set_coins`]: liboqs_rng::set_coins
-#[cfg(feature = "peers-liboqs")]
-mod liboqs_rng {
-    use std::cell::Cell;
-    use std::sync::Once;
-
-    thread_local! {
-        static COINS: Cell<Option<[u8; 32]>> = const { Cell::new(None) };
-    }
-
-    /// Makes the next `OQS_randombytes` call on this thread return `m`.
-    #[inline(always)]
-    pub(super) fn set_coins(m: [u8; 32]) {
-        COINS.with(|coins| coins.set(Some(m)));
-    }
-
-    /// Installs the callback in liboqs (idempotent).
-    pub(super) fn install() {
-        static INSTALL: Once = Once::new();
-        INSTALL.call_once(|| {
-            oqs::init();
-            // SAFETY: `coins` has the signature liboqs expects and lives for
-            // the whole program.
-            unsafe { oqs::ffi::rand::OQS_randombytes_custom_algorithm(Some(coins)) };
-        });
-    }
-
-    /// `OQS_randombytes` replacement.
-    ///
-    /// # Safety
-    /// `out` must be valid for `len` bytes of writes (liboqs's contract).
-    unsafe extern "C" fn coins(out: *mut u8, len: usize) {
-        match COINS.with(Cell::take) {
-            Some(m) if len == m.len() => {
-                // SAFETY: the caller passes a buffer of `len` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, len) }
-            }
-            pending => {
-                eprintln!(
-                    "peers: liboqs drew {len} random bytes with {} coins pending; only \
-                     encaps through this adapter may use liboqs's RNG",
-                    if pending.is_some() { "32" } else { "no" }
-                );
-                std::process::abort();
-            }
-        }
+        "avx2"
+    } else if cfg!(target_arch = "aarch64") && !disabled(option_env!("LIBCRUX_DISABLE_SIMD128")) {
+        "neon"
+    } else {
+        "portable"
     }
 }
 
-/// One liboqs ML-KEM parameter set, as its derandomized keygen, encaps and
-/// decaps function pointers (the per-algorithm functions that `OQS_KEM`
-/// points to, which dispatch on the CPU themselves), on fixed-size buffers.
-#[cfg(feature = "peers-liboqs")]
-#[derive(Clone, Copy)]
-struct Liboqs<const PK: usize, const SK: usize, const CT: usize> {
-    keypair_derand:
-        unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
-    encaps: unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
-    decaps: unsafe extern "C" fn(*mut u8, *const u8, *const u8) -> oqs::ffi::common::OQS_STATUS,
-}
+/// One peer on one parameter set: keygen, and encaps and decaps from
+/// serialized keys.
+trait PeerKem: Copy + 'static {
+    /// What keygen returns (and the keygen row times).
+    type Keys: 'static;
+    /// Serialized ek, expanded dk and ciphertext.
+    type Ek: AsRef<[u8]> + 'static;
+    type Dk: AsRef<[u8]> + 'static;
+    type Ct: AsRef<[u8]> + 'static;
 
-/// A liboqs ML-KEM parameter set on fixed-size buffers, either liboqs
-/// (the `oqs` crate's or the system's), for the shared known-answer and
-/// bench code.
-#[cfg(any(feature = "peers-liboqs", liboqs_system))]
-trait LiboqsKem<const PK: usize, const SK: usize, const CT: usize>: Copy + 'static {
-    /// KeyGen_internal(d, z) from the seed d ‖ z: (ek, dk).
-    fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]);
-    /// Encaps from serialized ek bytes with the given m (liboqs checks ek,
-    /// section 7.2).
-    fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]);
-    /// Decaps from serialized dk and ct bytes (liboqs checks dk, section
-    /// 7.3 hash check).
-    fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32];
-}
-
-#[cfg(feature = "peers-liboqs")]
-impl<const PK: usize, const SK: usize, const CT: usize> Liboqs<PK, SK, CT> {
-    /// Looks up `algorithm` in liboqs and checks its sizes against kem-core's.
-    fn new(algorithm: oqs::kem::Algorithm) -> Self {
-        liboqs_rng::install();
-        let kem = oqs::kem::Kem::new(algorithm).expect("liboqs lacks the algorithm");
-        assert_eq!(
-            (
-                kem.length_public_key(),
-                kem.length_secret_key(),
-                kem.length_ciphertext(),
-                kem.length_shared_secret(),
-                kem.length_keypair_seed(),
-            ),
-            (PK, SK, CT, 32, 64),
-            "liboqs {} sizes",
-            algorithm.name()
-        );
-        // The `oqs` crate keeps its `OQS_KEM` private; take the function
-        // pointers from a second one of our own.
-        // SAFETY: `to_id` is a NUL-terminated algorithm name; the returned
-        // object is read and freed here; the functions it points to are
-        // static and outlive it.
-        unsafe {
-            let raw = oqs::ffi::kem::OQS_KEM_new(algorithm.to_id());
-            assert!(!raw.is_null(), "OQS_KEM_new failed");
-            let api = Liboqs {
-                keypair_derand: (*raw).keypair_derand.expect("keypair_derand"),
-                encaps: (*raw).encaps.expect("encaps"),
-                decaps: (*raw).decaps.expect("decaps"),
-            };
-            oqs::ffi::kem::OQS_KEM_free(raw);
-            api
-        }
+    /// KeyGen_internal(d, z) from the seed d ‖ z.
+    fn keygen(self, seed: [u8; 64]) -> Self::Keys;
+    /// The serialized ek and expanded dk of `keys`.
+    fn export(keys: &Self::Keys) -> (Self::Ek, Self::Dk);
+    /// Parses and checks ek (section 7.2), then encapsulates with `m`.
+    fn encaps(self, ek: &Self::Ek, m: [u8; 32]) -> (Self::Ct, [u8; 32]);
+    /// Parses and checks dk (section 7.3) and ct, then decapsulates.
+    fn decaps(self, dk: &Self::Dk, ct: &Self::Ct) -> [u8; 32];
+    /// The cached-key rows, for a peer with parsed key objects.
+    fn cached_benches(self, _label: &str, _inputs: &Inputs) -> Vec<Bench<'static>> {
+        Vec::new()
     }
 }
 
-/// Two output buffers of `A` and `B` bytes, filled by the liboqs call
-/// `fill`, which must report success (else a panic with `what`).
-#[cfg(any(feature = "peers-liboqs", liboqs_system))]
-#[inline(always)]
-fn filled<const A: usize, const B: usize>(
-    what: &str,
-    fill: impl FnOnce(*mut u8, *mut u8) -> bool,
-) -> ([u8; A], [u8; B]) {
-    let (mut a, mut b) = ([0u8; A], [0u8; B]);
-    assert!(fill(a.as_mut_ptr(), b.as_mut_ptr()), "{what}");
-    (a, b)
-}
-
-#[cfg(feature = "peers-liboqs")]
-impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT>
-    for Liboqs<PK, SK, CT>
-{
-    #[inline(always)]
-    fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
-        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
-        // SAFETY: buffers of the sizes checked in `new`.
-        filled("liboqs keygen failed", |ek, dk| {
-            matches!(
-                unsafe { (self.keypair_derand)(ek, dk, seed.as_ptr()) },
-                OQS_SUCCESS
-            )
-        })
-    }
-
-    #[inline(always)]
-    fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
-        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
-        liboqs_rng::set_coins(m);
-        // SAFETY: buffers of the sizes checked in `new`; the RNG callback
-        // hands out m.
-        filled("liboqs rejected its ek", |ct, ss| {
-            matches!(unsafe { (self.encaps)(ct, ss, ek.as_ptr()) }, OQS_SUCCESS)
-        })
-    }
-
-    #[inline(always)]
-    fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
-        use oqs::ffi::common::OQS_STATUS::OQS_SUCCESS;
-        // SAFETY: a 32-byte shared-secret buffer; ct and dk of the sizes
-        // checked in `new`.
-        let (ss, []) = filled("liboqs rejected its dk", |ss, _| {
-            matches!(
-                unsafe { (self.decaps)(ss, ct.as_ptr(), dk.as_ptr()) },
-                OQS_SUCCESS
-            )
-        });
-        ss
-    }
-}
-
-#[cfg(any(feature = "peers-liboqs", liboqs_system))]
-fn liboqs_known_answer<const PK: usize, const SK: usize, const CT: usize>(
-    api: &impl LiboqsKem<PK, SK, CT>,
-    inputs: &Inputs,
-) -> KnownAnswer {
-    let (ek, dk) = api.keygen(&inputs.seed());
-    let (ct, ss_encaps) = api.encaps_from_bytes(&ek, inputs.m);
-    let ss_decaps = api.decaps_from_bytes(&dk, &ct);
-    KnownAnswer {
-        ek: ek.to_vec(),
-        dk: dk.to_vec(),
-        ct: ct.to_vec(),
+/// `kem`'s outputs for `inputs`, and its operations on them, ready to be
+/// timed under `label`.
+fn run<T: PeerKem>(kem: T, label: &str, inputs: &Inputs) -> (KnownAnswer, Vec<Bench<'static>>) {
+    let (seed, m) = (inputs.seed(), inputs.m);
+    let (ek, dk) = T::export(&kem.keygen(seed));
+    let (ct, ss_encaps) = kem.encaps(&ek, m);
+    let answer = KnownAnswer {
+        ek: ek.as_ref().to_vec(),
+        dk: dk.as_ref().to_vec(),
+        ct: ct.as_ref().to_vec(),
         ss_encaps,
-        ss_decaps,
-    }
-}
-
-#[cfg(any(feature = "peers-liboqs", liboqs_system))]
-fn liboqs_benches<const PK: usize, const SK: usize, const CT: usize>(
-    api: impl LiboqsKem<PK, SK, CT>,
-    label: &str,
-    inputs: &Inputs,
-) -> Vec<Bench<'static>> {
-    let seed = inputs.seed();
-    let m = inputs.m;
-    let (ek, dk) = api.keygen(&seed);
-    let ek: Box<[u8; PK]> = Box::new(ek);
-    let dk: Box<[u8; SK]> = Box::new(dk);
-    let (ct, _) = api.encaps_from_bytes(&ek, m);
-    let ct: Box<[u8; CT]> = Box::new(ct);
-    vec![
-        Bench::new(label, Operation::Keygen, move || {
-            api.keygen(black_box(&seed))
-        }),
-        Bench::new(label, Operation::Encaps, move || {
-            api.encaps_from_bytes(black_box(&ek), black_box(m))
-        }),
-        Bench::new(label, Operation::Decaps, move || {
-            api.decaps_from_bytes(black_box(&dk), black_box(&ct))
-        }),
-    ]
-}
-
-/// Hand-written declarations of the liboqs functions that the
-/// `peers-liboqs-system` peer calls (from liboqs's `oqs/common.h`,
-/// `oqs/kem.h` and `oqs/kem_ml_kem.h`). `build.rs` finds the library and
-/// links it, static or shared.
-#[cfg(liboqs_system)]
-mod liboqs_system_ffi {
-    use std::ffi::{c_char, c_int, CStr};
-
-    /// `OQS_STATUS`, a C enum; `OQS_SUCCESS` is 0.
-    pub(super) type OqsStatus = c_int;
-    pub(super) const OQS_SUCCESS: OqsStatus = 0;
-
-    /// The leading fields of `struct OQS_KEM` (`oqs/kem.h`; the same in
-    /// every liboqs that has derandomized encaps). Only read, through the
-    /// pointer that `OQS_KEM_new` returns; the function pointers after them
-    /// are not declared (the per-set functions are called directly).
-    #[repr(C)]
-    pub(super) struct OqsKemHead {
-        pub(super) method_name: *const c_char,
-        pub(super) alg_version: *const c_char,
-        pub(super) claimed_nist_level: u8,
-        pub(super) ind_cca: bool,
-        pub(super) length_public_key: usize,
-        pub(super) length_secret_key: usize,
-        pub(super) length_ciphertext: usize,
-        pub(super) length_shared_secret: usize,
-        pub(super) length_keypair_seed: usize,
-        pub(super) length_encaps_seed: usize,
-    }
-
-    /// `OQS_KEM_ml_kem_NNN_keypair_derand(public_key, secret_key, seed)`.
-    pub(super) type KeypairDerand = unsafe extern "C" fn(*mut u8, *mut u8, *const u8) -> OqsStatus;
-    /// `OQS_KEM_ml_kem_NNN_encaps_derand(ciphertext, shared_secret,
-    /// public_key, seed)`.
-    pub(super) type EncapsDerand =
-        unsafe extern "C" fn(*mut u8, *mut u8, *const u8, *const u8) -> OqsStatus;
-    /// `OQS_KEM_ml_kem_NNN_decaps(shared_secret, ciphertext, secret_key)`.
-    pub(super) type Decaps = unsafe extern "C" fn(*mut u8, *const u8, *const u8) -> OqsStatus;
-
-    unsafe extern "C" {
-        pub(super) fn OQS_init();
-        pub(super) fn OQS_version() -> *const c_char;
-        /// `ext` is an `OQS_CPU_EXT` constant (values from `oqs/common.h`,
-        /// passed on by `build.rs`).
-        pub(super) fn OQS_CPU_has_extension(ext: c_int) -> c_int;
-        pub(super) fn OQS_KEM_new(method_name: *const c_char) -> *mut OqsKemHead;
-        pub(super) fn OQS_KEM_free(kem: *mut OqsKemHead);
-    }
-
-    /// One parameter set: its liboqs name and functions.
-    pub(super) struct Functions {
-        pub(super) name: &'static CStr,
-        pub(super) keypair_derand: KeypairDerand,
-        pub(super) encaps_derand: EncapsDerand,
-        pub(super) decaps: Decaps,
-    }
-
-    /// Declares one parameter set's three functions and `$set`, the
-    /// [`Functions`] that names them.
-    macro_rules! parameter_set {
-        ($set:ident, $name:literal, $keypair:ident, $encaps:ident, $decaps:ident) => {
-            unsafe extern "C" {
-                fn $keypair(pk: *mut u8, sk: *mut u8, seed: *const u8) -> OqsStatus;
-                fn $encaps(ct: *mut u8, ss: *mut u8, pk: *const u8, seed: *const u8) -> OqsStatus;
-                fn $decaps(ss: *mut u8, ct: *const u8, sk: *const u8) -> OqsStatus;
-            }
-            pub(super) const $set: Functions = Functions {
-                name: $name,
-                keypair_derand: $keypair,
-                encaps_derand: $encaps,
-                decaps: $decaps,
-            };
-        };
-    }
-    parameter_set!(
-        ML_KEM_512,
-        c"ML-KEM-512",
-        OQS_KEM_ml_kem_512_keypair_derand,
-        OQS_KEM_ml_kem_512_encaps_derand,
-        OQS_KEM_ml_kem_512_decaps
-    );
-    parameter_set!(
-        ML_KEM_768,
-        c"ML-KEM-768",
-        OQS_KEM_ml_kem_768_keypair_derand,
-        OQS_KEM_ml_kem_768_encaps_derand,
-        OQS_KEM_ml_kem_768_decaps
-    );
-    parameter_set!(
-        ML_KEM_1024,
-        c"ML-KEM-1024",
-        OQS_KEM_ml_kem_1024_keypair_derand,
-        OQS_KEM_ml_kem_1024_encaps_derand,
-        OQS_KEM_ml_kem_1024_decaps
-    );
-}
-
-/// The `peers-liboqs-system` peer on top of [`liboqs_system_ffi`]: what the
-/// library is, and its parameter sets on fixed-size buffers.
-#[cfg(liboqs_system)]
-mod liboqs_system {
-    use std::ffi::{c_int, CStr};
-    use std::sync::Once;
-
-    use super::liboqs_system_ffi::{self as ffi, OQS_SUCCESS};
-    use super::{filled, LiboqsKem};
-
-    /// `OQS_init` (CPU detection), once.
-    fn init() {
-        static INIT: Once = Once::new();
-        // SAFETY: liboqs's initialization; no arguments, idempotent.
-        INIT.call_once(|| unsafe { ffi::OQS_init() });
-    }
-
-    /// `OQS_version()`, e.g. `"0.16.0"`.
-    pub(super) fn version() -> String {
-        init();
-        // SAFETY: returns a pointer to a static NUL-terminated string.
-        let version = unsafe { CStr::from_ptr(ffi::OQS_version()) };
-        version.to_string_lossy().into_owned()
-    }
-
-    /// Whether liboqs reports the CPU extension whose `OQS_CPU_EXT`
-    /// value `build.rs` passed on, or `fallback()` if it found none.
-    fn has(value: Option<&str>, fallback: fn() -> bool) -> bool {
-        match value.and_then(|v| v.parse::<c_int>().ok()) {
-            Some(ext) => {
-                init();
-                // SAFETY: liboqs's CPU-feature query, initialized above, with
-                // a constant from this liboqs's own header.
-                unsafe { ffi::OQS_CPU_has_extension(ext) != 0 }
-            }
-            None => fallback(),
-        }
-    }
-
-    /// Which ML-KEM code path liboqs takes on this machine: `"avx2"`,
-    /// `"neon"` or `"portable"`, by liboqs's own rule (its per-set
-    /// functions: in a portable `OQS_DIST_BUILD`, the x86_64 code when the
-    /// CPU has AVX2, BMI2 and POPCNT, the aarch64 code when it has NEON;
-    /// otherwise whatever native code the build compiled in).
-    pub(super) fn platform() -> &'static str {
-        let dist = env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1";
-        match env!("TEST_TOOLS_LIBOQS_SYSTEM_NATIVE") {
-            "x86_64"
-                if !dist
-                    || (has(option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_AVX2"), || {
-                        x86("avx2")
-                    }) && has(
-                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_BMI2"),
-                        || x86("bmi2"),
-                    ) && has(
-                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_POPCNT"),
-                        || x86("popcnt"),
-                    )) =>
-            {
-                "avx2"
-            }
-            "aarch64"
-                if !dist
-                    || has(
-                        option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_ARM_NEON"),
-                        || cfg!(target_arch = "aarch64"),
-                    ) =>
-            {
-                "neon"
-            }
-            _ => "portable",
-        }
-    }
-
-    /// Rust's detection of an x86_64 feature (the fallback of [`has`]).
-    fn x86(feature: &str) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match feature {
-                "avx2" => std::arch::is_x86_feature_detected!("avx2"),
-                "bmi2" => std::arch::is_x86_feature_detected!("bmi2"),
-                "popcnt" => std::arch::is_x86_feature_detected!("popcnt"),
-                _ => false,
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = feature;
-            false
-        }
-    }
-
-    /// The table label, e.g. `"liboqs-system-0.16.0/auto(avx2)"` (`auto`:
-    /// picked at run time; `fixed`: the only code the build carries).
-    pub(super) fn label() -> String {
-        let how = if env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1" {
-            "auto"
-        } else {
-            "fixed"
-        };
-        format!("liboqs-system-{}/{how}({})", version(), platform())
-    }
-
-    /// One-line description for the report header.
-    pub(super) fn description() -> String {
-        let version = version();
-        let headers = env!("TEST_TOOLS_LIBOQS_SYSTEM_HEADER_VERSION");
-        let mismatch = if headers != version {
-            format!(" (but its headers say {headers:?})")
-        } else {
-            String::new()
-        };
-        let selection = if env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST") == "1" {
-            "portable build, run-time selection"
-        } else {
-            "non-portable build, fixed code path"
-        };
-        let sha3 = if env!("TEST_TOOLS_LIBOQS_SYSTEM_SHA3_OPENSSL") == "1" {
-            "OpenSSL's"
-        } else {
-            "liboqs's own"
-        };
-        format!(
-            "liboqs {version}{mismatch} installed on this machine, {} library in {} (found \
-             through {}; built for {}), mlkem-native, {selection} -> {}, SHA-3 {sha3}; \
-             OQS_KEM_ml_kem_NNN_keypair_derand / _encaps_derand / _decaps",
-            env!("TEST_TOOLS_LIBOQS_SYSTEM_LINK"),
-            env!("TEST_TOOLS_LIBOQS_SYSTEM_LIBDIR"),
-            env!("TEST_TOOLS_LIBOQS_SYSTEM_SOURCE"),
-            env!("TEST_TOOLS_LIBOQS_SYSTEM_BUILD_TARGET"),
-            platform(),
-        )
-    }
-
-    /// One parameter set of the system's liboqs, as its derandomized
-    /// keygen, encaps and decaps functions (which dispatch on the CPU
-    /// themselves), on fixed-size buffers.
-    #[derive(Clone, Copy)]
-    pub(super) struct Kem<const PK: usize, const SK: usize, const CT: usize> {
-        keypair_derand: ffi::KeypairDerand,
-        encaps_derand: ffi::EncapsDerand,
-        decaps: ffi::Decaps,
-    }
-
-    impl<const PK: usize, const SK: usize, const CT: usize> Kem<PK, SK, CT> {
-        /// Checks that liboqs has `set` enabled, with kem-core's sizes.
-        pub(super) fn new(set: &ffi::Functions) -> Self {
-            init();
-            // SAFETY: `set.name` is NUL-terminated; the returned object (or
-            // null, for an algorithm liboqs lacks) is only read here, through
-            // its leading fields, and freed.
-            let (name, sizes) = unsafe {
-                let raw = ffi::OQS_KEM_new(set.name.as_ptr());
-                assert!(
-                    !raw.is_null(),
-                    "the system's liboqs has no {} (OQS_KEM_new failed)",
-                    set.name.to_string_lossy()
-                );
-                let head = &*raw;
-                let name = CStr::from_ptr(head.method_name).to_owned();
-                let sizes = (
-                    head.length_public_key,
-                    head.length_secret_key,
-                    head.length_ciphertext,
-                    head.length_shared_secret,
-                    head.length_keypair_seed,
-                    head.length_encaps_seed,
-                );
-                ffi::OQS_KEM_free(raw);
-                (name, sizes)
-            };
-            assert_eq!(name.as_c_str(), set.name, "liboqs's OQS_KEM layout");
-            assert_eq!(
-                sizes,
-                (PK, SK, CT, 32, 64, 32),
-                "liboqs {} sizes (ek, dk, ct, ss, keypair seed, encaps seed)",
-                set.name.to_string_lossy()
-            );
-            Kem {
-                keypair_derand: set.keypair_derand,
-                encaps_derand: set.encaps_derand,
-                decaps: set.decaps,
-            }
-        }
-    }
-
-    impl<const PK: usize, const SK: usize, const CT: usize> LiboqsKem<PK, SK, CT> for Kem<PK, SK, CT> {
-        #[inline(always)]
-        fn keygen(&self, seed: &[u8; 64]) -> ([u8; PK], [u8; SK]) {
-            // SAFETY: buffers of the sizes checked in `new`.
-            filled("liboqs keygen failed", |ek, dk| {
-                OQS_SUCCESS == unsafe { (self.keypair_derand)(ek, dk, seed.as_ptr()) }
-            })
-        }
-
-        #[inline(always)]
-        fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> ([u8; CT], [u8; 32]) {
-            // SAFETY: buffers of the sizes checked in `new` (m: the 32-byte
-            // encaps seed).
-            filled("liboqs rejected its ek", |ct, ss| {
-                OQS_SUCCESS == unsafe { (self.encaps_derand)(ct, ss, ek.as_ptr(), m.as_ptr()) }
-            })
-        }
-
-        #[inline(always)]
-        fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
-            // SAFETY: a 32-byte shared-secret buffer; ct and dk of the sizes
-            // checked in `new`.
-            let (ss, []) = filled("liboqs rejected its dk", |ss, _| {
-                OQS_SUCCESS == unsafe { (self.decaps)(ss, ct.as_ptr(), dk.as_ptr()) }
-            });
-            ss
-        }
-    }
-}
-
-/// Runs `$body` with `$set` naming the per-parameter-set module for `$p`.
-macro_rules! dispatch {
-    ($p:ty, $set:ident => $body:expr) => {
-        match <$p as ParameterSet>::K {
-            2 => {
-                use k512 as $set;
-                $body
-            }
-            3 => {
-                use k768 as $set;
-                $body
-            }
-            4 => {
-                use k1024 as $set;
-                $body
-            }
-            k => unreachable!("no ML-KEM parameter set with k = {k}"),
-        }
+        ss_decaps: kem.decaps(&dk, &ct),
     };
-}
-use dispatch;
-
-/// One libcrux parameter set and code path, as pointers to its functions on
-/// libcrux's packed (byte-array) types. (An indirect call costs a few
-/// cycles, next to tens of thousands per operation.)
-#[derive(Clone, Copy)]
-struct Libcrux<const PK: usize, const SK: usize, const CT: usize> {
-    keygen: fn([u8; 64]) -> MlKemKeyPair<SK, PK>,
-    encaps: fn(&MlKemPublicKey<PK>, [u8; 32]) -> (MlKemCiphertext<CT>, [u8; 32]),
-    decaps: fn(&MlKemPrivateKey<SK>, &MlKemCiphertext<CT>) -> [u8; 32],
-    validate_public: fn(&MlKemPublicKey<PK>) -> bool,
-    validate_private: fn(&MlKemPrivateKey<SK>, &MlKemCiphertext<CT>) -> bool,
-}
-
-impl<const PK: usize, const SK: usize, const CT: usize> Libcrux<PK, SK, CT> {
-    /// Encaps from serialized ek bytes: wrap, validate (section 7.2),
-    /// encapsulate.
-    #[inline(always)]
-    fn encaps_from_bytes(&self, ek: &[u8; PK], m: [u8; 32]) -> (MlKemCiphertext<CT>, [u8; 32]) {
-        let pk = MlKemPublicKey::from(ek);
-        assert!((self.validate_public)(&pk), "libcrux rejected its ek");
-        (self.encaps)(&pk, m)
-    }
-
-    /// Decaps from serialized dk and ct bytes: wrap, validate (section 7.3
-    /// hash check), decapsulate.
-    #[inline(always)]
-    fn decaps_from_bytes(&self, dk: &[u8; SK], ct: &[u8; CT]) -> [u8; 32] {
-        let sk = MlKemPrivateKey::from(dk);
-        let ct = MlKemCiphertext::from(ct);
-        assert!((self.validate_private)(&sk, &ct), "libcrux rejected its dk");
-        (self.decaps)(&sk, &ct)
-    }
-}
-
-fn libcrux_known_answer<const PK: usize, const SK: usize, const CT: usize>(
-    api: &Libcrux<PK, SK, CT>,
-    inputs: &Inputs,
-) -> KnownAnswer {
-    let pair = (api.keygen)(inputs.seed());
-    let (ct, ss_encaps) = api.encaps_from_bytes(pair.pk(), inputs.m);
-    let ss_decaps = api.decaps_from_bytes(pair.sk(), ct.as_slice());
-    KnownAnswer {
-        ek: pair.pk().to_vec(),
-        dk: pair.sk().to_vec(),
-        ct: ct.as_slice().to_vec(),
-        ss_encaps,
-        ss_decaps,
-    }
-}
-
-fn libcrux_benches<const PK: usize, const SK: usize, const CT: usize>(
-    api: Libcrux<PK, SK, CT>,
-    label: &str,
-    inputs: &Inputs,
-) -> Vec<Bench<'static>> {
-    let seed = inputs.seed();
-    let m = inputs.m;
-    let pair = (api.keygen)(seed);
-    let ek: Box<[u8; PK]> = Box::new(*pair.pk());
-    let dk: Box<[u8; SK]> = Box::new(*pair.sk());
-    let (ct, _) = api.encaps_from_bytes(&ek, m);
-    let ct: Box<[u8; CT]> = Box::new(*ct.as_slice());
-    vec![
+    let mut benches = vec![
         Bench::new(label, Operation::Keygen, move || {
-            (api.keygen)(black_box(seed))
+            kem.keygen(black_box(seed))
         }),
         Bench::new(label, Operation::Encaps, move || {
-            api.encaps_from_bytes(black_box(&ek), black_box(m))
+            kem.encaps(black_box(&ek), black_box(m))
         }),
         Bench::new(label, Operation::Decaps, move || {
-            api.decaps_from_bytes(black_box(&dk), black_box(&ct))
+            kem.decaps(black_box(&dk), black_box(&ct))
         }),
-    ]
+    ];
+    benches.extend(kem.cached_benches(label, inputs));
+    (answer, benches)
 }
 
-/// Builds the per-parameter-set module: RustCrypto adapters, the two
-/// libcrux code paths, (feature `peers-liboqs`) liboqs and (feature
-/// `peers-liboqs-system`) the system's liboqs.
-macro_rules! peer_set {
-    ($module:ident, $ours:ty, $rustcrypto:ty, $libcrux:ident, $liboqs:ident, $liboqs_system:ident) => {
-        mod $module {
-            use std::hint::black_box;
+/// Two byte arrays: (ek, dk) or (ct, shared secret).
+type Pair<const A: usize, const B: usize> = ([u8; A], [u8; B]);
 
-            use libcrux_ml_kem::$libcrux as lc;
-            #[allow(deprecated)]
-            use ml_kem::ExpandedKeyEncoding as _;
-            use ml_kem::{Decapsulate as _, KeyExport as _};
+/// A peer on one parameter set with a byte-array API: keygen from the seed,
+/// encaps from ek bytes (checking ek), decaps from dk and ct bytes (checking
+/// dk). (An indirect call costs a few cycles, next to tens of thousands per
+/// operation.)
+#[derive(Clone, Copy)]
+struct ByteKem<const EK: usize, const DK: usize, const CT: usize> {
+    keygen: fn(&[u8; 64]) -> Pair<EK, DK>,
+    encaps: fn(&[u8; EK], &[u8; 32]) -> Pair<CT, 32>,
+    decaps: fn(&[u8; DK], &[u8; CT]) -> [u8; 32],
+}
 
-            use kem_core::ParameterSet;
+impl<const EK: usize, const DK: usize, const CT: usize> PeerKem for ByteKem<EK, DK, CT> {
+    type Keys = Pair<EK, DK>;
+    type Ek = [u8; EK];
+    type Dk = [u8; DK];
+    type Ct = [u8; CT];
 
-            use super::{Inputs, KnownAnswer, Libcrux};
-            use crate::measure::{Bench, Operation};
+    fn keygen(self, seed: [u8; 64]) -> Self::Keys {
+        (self.keygen)(&seed)
+    }
 
-            type Ek = ml_kem::EncapsulationKey<$rustcrypto>;
-            type Dk = ml_kem::DecapsulationKey<$rustcrypto>;
-            type EkBytes = ml_kem::Key<Ek>;
-            type DkBytes = ml_kem::ExpandedDecapsulationKey<$rustcrypto>;
-            type CtBytes = ml_kem::Ciphertext<$rustcrypto>;
+    fn export(keys: &Self::Keys) -> Self::Keys {
+        *keys
+    }
 
-            /// Encaps from serialized ek bytes: copy into RustCrypto's array,
-            /// parse with the section 7.2 check, encapsulate.
-            #[inline(always)]
-            fn rc_encaps(ek: &[u8], m: &ml_kem::B32) -> (CtBytes, ml_kem::SharedKey) {
-                let bytes = EkBytes::try_from(ek).expect("ek length");
+    fn encaps(self, ek: &[u8; EK], m: [u8; 32]) -> Pair<CT, 32> {
+        (self.encaps)(ek, &m)
+    }
+
+    fn decaps(self, dk: &[u8; DK], ct: &[u8; CT]) -> [u8; 32] {
+        (self.decaps)(dk, ct)
+    }
+}
+
+/// The [`ByteKem`] of a libcrux module, e.g. `mlkem768::portable`, on
+/// libcrux's packed (byte-array) types.
+macro_rules! libcrux {
+    ($($module:ident)::+) => {{
+        use libcrux_ml_kem::$($module)::+ as lc;
+        ByteKem {
+            keygen: |seed| {
+                let pair = lc::generate_key_pair(*seed);
+                (*pair.pk(), *pair.sk())
+            },
+            encaps: |ek, m| {
+                let pk = MlKemPublicKey::from(ek);
+                assert!(lc::validate_public_key(&pk), "libcrux rejected its ek");
+                let (ct, ss) = lc::encapsulate(&pk, *m);
+                (*ct.as_slice(), ss)
+            },
+            decaps: |dk, ct| {
+                let (sk, ct) = (MlKemPrivateKey::from(dk), MlKemCiphertext::from(ct));
+                assert!(lc::validate_private_key(&sk, &ct), "libcrux rejected its dk");
+                lc::decapsulate(&sk, &ct)
+            },
+        }
+    }};
+}
+
+/// The [`ByteKem`] of liboqs's ML-KEM-`$n` (`OQS_KEM_ml_kem_$n_*`, which
+/// pick their code by the CPU themselves), with the sizes of `$ours`.
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
+macro_rules! liboqs_set {
+    ($n:literal, $ours:ty) => {{
+        use liboqs::{filled, Status};
+        unsafe extern "C" {
+            #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_keypair_derand")]
+            fn keypair_derand(ek: *mut u8, dk: *mut u8, seed: *const u8) -> Status;
+            /// liboqs 0.13 has no derandomized encaps: m goes through
+            /// [`liboqs::set_coins`].
+            #[cfg(feature = "peers-liboqs")]
+            #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_encaps")]
+            fn encaps(ct: *mut u8, ss: *mut u8, ek: *const u8) -> Status;
+            #[cfg(liboqs_system)]
+            #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_encaps_derand")]
+            fn encaps(ct: *mut u8, ss: *mut u8, ek: *const u8, m: *const u8) -> Status;
+            #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_decaps")]
+            fn decaps(ss: *mut u8, ct: *const u8, dk: *const u8) -> Status;
+        }
+        liboqs::init();
+        // SAFETY (each call): buffers of the set's sizes, kem-core's (the
+        // same in liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
+        ByteKem::<
+            { <$ours as ParameterSet>::EK_LEN },
+            { <$ours as ParameterSet>::DK_LEN },
+            { <$ours as ParameterSet>::CT_LEN },
+        > {
+            keygen: |seed| {
+                filled("liboqs keygen failed", |ek, dk| unsafe {
+                    keypair_derand(ek, dk, seed.as_ptr())
+                })
+            },
+            encaps: |ek, m| {
+                #[cfg(feature = "peers-liboqs")]
+                liboqs::set_coins(*m);
+                filled("liboqs rejected its ek", |ct, ss| unsafe {
+                    #[cfg(feature = "peers-liboqs")]
+                    let status = encaps(ct, ss, ek.as_ptr());
+                    #[cfg(liboqs_system)]
+                    let status = encaps(ct, ss, ek.as_ptr(), m.as_ptr());
+                    status
+                })
+            },
+            decaps: |dk, ct| {
+                let (ss, []) = filled("liboqs rejected its dk", |ss, _| unsafe {
+                    decaps(ss, ct.as_ptr(), dk.as_ptr())
+                });
+                ss
+            },
+        }
+    }};
+}
+
+/// RustCrypto `ml-kem` on its parameter set `P`.
+#[derive(Clone, Copy)]
+struct RustCrypto<P>(PhantomData<P>);
+
+/// For each parameter set (kem-core's and RustCrypto's type `$set`,
+/// libcrux's module, liboqs's name), RustCrypto's [`PeerKem`] (its hazmat encaps is not
+/// generic) and the arms of [`adapter`].
+macro_rules! parameter_sets {
+    ($($k:literal => $set:ident, $libcrux:ident, $n:literal;)+) => {
+        $(impl PeerKem for RustCrypto<ml_kem::$set> {
+            type Keys = ml_kem::DecapsulationKey<ml_kem::$set>;
+            type Ek = Vec<u8>;
+            type Dk = Vec<u8>;
+            type Ct = ml_kem::Ciphertext<ml_kem::$set>;
+
+            fn keygen(self, seed: [u8; 64]) -> Self::Keys {
+                Self::Keys::from_seed(ml_kem::Seed::from(seed))
+            }
+
+            fn export(dk: &Self::Keys) -> (Vec<u8>, Vec<u8>) {
+                #[allow(deprecated)]
+                let expanded = dk.to_expanded_bytes().to_vec();
+                (dk.encapsulation_key().to_bytes().to_vec(), expanded)
+            }
+
+            fn encaps(self, ek: &Vec<u8>, m: [u8; 32]) -> (Self::Ct, [u8; 32]) {
+                type Ek = ml_kem::EncapsulationKey<ml_kem::$set>;
+                let bytes = ml_kem::Key::<Ek>::try_from(ek.as_slice()).expect("ek length");
                 let ek = Ek::new(&bytes).expect("RustCrypto rejected its ek");
-                ek.encapsulate_deterministic(m)
+                let (ct, ss) = ek.encapsulate_deterministic(&m.into());
+                (ct, ss.into())
             }
 
-            /// Decaps from serialized (expanded) dk and ct bytes: copy into
-            /// RustCrypto's arrays, parse with the section 7.2 and 7.3
-            /// checks, decapsulate.
-            #[inline(always)]
-            fn rc_decaps(dk: &[u8], ct: &[u8]) -> ml_kem::SharedKey {
-                let bytes = DkBytes::try_from(dk).expect("dk length");
-                let ct = CtBytes::try_from(ct).expect("ct length");
+            fn decaps(self, dk: &Vec<u8>, ct: &Self::Ct) -> [u8; 32] {
+                type DkBytes = ml_kem::ExpandedDecapsulationKey<ml_kem::$set>;
+                let bytes = DkBytes::try_from(dk.as_slice()).expect("dk length");
+                let ct = Self::Ct::try_from(ct.as_slice()).expect("ct length");
                 #[allow(deprecated)]
-                let dk = Dk::from_expanded(&bytes).expect("RustCrypto rejected its dk");
-                dk.decapsulate(&ct)
+                let dk = Self::Keys::from_expanded(&bytes).expect("RustCrypto rejected its dk");
+                dk.decapsulate(&ct).into()
             }
 
-            fn rc_keygen(seed: [u8; 64]) -> Dk {
-                Dk::from_seed(ml_kem::Seed::from(seed))
-            }
-
-            pub(super) fn rustcrypto_known_answer(inputs: &Inputs) -> KnownAnswer {
-                let dk = rc_keygen(inputs.seed());
-                let ek = dk.encapsulation_key().to_bytes().to_vec();
-                #[allow(deprecated)]
-                let dk = dk.to_expanded_bytes().to_vec();
-                let (ct, ss_encaps) = rc_encaps(&ek, &ml_kem::B32::from(inputs.m));
-                let ss_decaps = rc_decaps(&dk, &ct);
-                KnownAnswer {
-                    ek,
-                    dk,
-                    ct: ct.to_vec(),
-                    ss_encaps: ss_encaps.into(),
-                    ss_decaps: ss_decaps.into(),
-                }
-            }
-
-            pub(super) fn rustcrypto_benches(label: &str, inputs: &Inputs) -> Vec<Bench<'static>> {
-                let seed = inputs.seed();
-                let m = ml_kem::B32::from(inputs.m);
-                let dk = rc_keygen(seed);
+            fn cached_benches(self, label: &str, inputs: &Inputs) -> Vec<Bench<'static>> {
+                let dk = self.keygen(inputs.seed());
                 let ek = dk.encapsulation_key().clone();
-                let ek_bytes = ek.to_bytes().to_vec();
-                #[allow(deprecated)]
-                let dk_bytes = dk.to_expanded_bytes().to_vec();
+                let m = ml_kem::B32::from(inputs.m);
                 let (ct, _) = ek.encapsulate_deterministic(&m);
-                let ct_bytes = ct.to_vec();
                 vec![
-                    Bench::new(label, Operation::Keygen, move || rc_keygen(black_box(seed))),
-                    Bench::new(label, Operation::Encaps, move || {
-                        rc_encaps(black_box(&ek_bytes), black_box(&m))
-                    }),
-                    Bench::new(label, Operation::Decaps, move || {
-                        rc_decaps(black_box(&dk_bytes), black_box(&ct_bytes))
-                    }),
                     Bench::new(label, Operation::EncapsCached, move || {
                         black_box(&ek).encapsulate_deterministic(black_box(&m))
                     }),
@@ -964,108 +405,265 @@ macro_rules! peer_set {
                     }),
                 ]
             }
+        })+
 
-            type Lc = Libcrux<
-                { <$ours as ParameterSet>::EK_LEN },
-                { <$ours as ParameterSet>::DK_LEN },
-                { <$ours as ParameterSet>::CT_LEN },
-            >;
-
-            /// libcrux's explicit portable code path.
-            pub(super) fn libcrux_portable() -> Lc {
-                Libcrux {
-                    keygen: lc::portable::generate_key_pair,
-                    encaps: lc::portable::encapsulate,
-                    decaps: lc::portable::decapsulate,
-                    validate_public: lc::portable::validate_public_key,
-                    validate_private: lc::portable::validate_private_key,
-                }
-            }
-
-            /// libcrux's default API (run-time platform selection).
-            pub(super) fn libcrux_auto() -> Lc {
-                Libcrux {
-                    keygen: lc::generate_key_pair,
-                    encaps: lc::encapsulate,
-                    decaps: lc::decapsulate,
-                    validate_public: lc::validate_public_key,
-                    validate_private: lc::validate_private_key,
-                }
-            }
-
-            /// liboqs (mlkem-native), its run-time platform selection.
-            #[cfg(feature = "peers-liboqs")]
-            pub(super) fn liboqs() -> super::Liboqs<
-                { <$ours as ParameterSet>::EK_LEN },
-                { <$ours as ParameterSet>::DK_LEN },
-                { <$ours as ParameterSet>::CT_LEN },
-            > {
-                super::Liboqs::new(oqs::kem::Algorithm::$liboqs)
-            }
-
-            /// The system's liboqs (mlkem-native), its run-time platform
-            /// selection.
-            #[cfg(liboqs_system)]
-            pub(super) fn liboqs_system() -> super::liboqs_system::Kem<
-                { <$ours as ParameterSet>::EK_LEN },
-                { <$ours as ParameterSet>::DK_LEN },
-                { <$ours as ParameterSet>::CT_LEN },
-            > {
-                super::liboqs_system::Kem::new(&super::liboqs_system_ffi::$liboqs_system)
+        /// [`run`] for `peer` on the parameter set with this `k`.
+        fn adapter(
+            peer: Peer,
+            k: usize,
+            label: &str,
+            inputs: &Inputs,
+        ) -> (KnownAnswer, Vec<Bench<'static>>) {
+            match (k, peer) {
+                $(
+                    ($k, Peer::RustCrypto) => run(RustCrypto::<ml_kem::$set>(PhantomData), label, inputs),
+                    ($k, Peer::LibcruxPortable) => run(libcrux!($libcrux::portable), label, inputs),
+                    ($k, Peer::LibcruxAuto) => run(libcrux!($libcrux), label, inputs),
+                    #[cfg(any(feature = "peers-liboqs", liboqs_system))]
+                    ($k, Peer::Liboqs) => run(liboqs_set!($n, kem_core::$set), label, inputs),
+                )+
+                (k, _) => unreachable!("no ML-KEM parameter set with k = {k}"),
             }
         }
     };
 }
 
-peer_set!(
-    k512,
-    kem_core::MlKem512,
-    ml_kem::MlKem512,
-    mlkem512,
-    MlKem512,
-    ML_KEM_512
-);
-peer_set!(
-    k768,
-    kem_core::MlKem768,
-    ml_kem::MlKem768,
-    mlkem768,
-    MlKem768,
-    ML_KEM_768
-);
-peer_set!(
-    k1024,
-    kem_core::MlKem1024,
-    ml_kem::MlKem1024,
-    mlkem1024,
-    MlKem1024,
-    ML_KEM_1024
-);
+parameter_sets! {
+    2 => MlKem512, mlkem512, "512";
+    3 => MlKem768, mlkem768, "768";
+    4 => MlKem1024, mlkem1024, "1024";
+}
 
-#[cfg(all(test, liboqs_system))]
-mod liboqs_system_tests {
-    use super::{Inputs, Peer};
+/// liboqs's ML-KEM: 0.13 through the `oqs` crate (feature `peers-liboqs`;
+/// encaps made deterministic through an RNG callback) or one installed on
+/// this machine (`peers-liboqs-system`, which `build.rs` finds and links;
+/// its label carries `OQS_version()`, e.g. `liboqs-system-0.16.0/auto(avx2)`).
+/// Never both, as they are the same C symbols: `linked` is the one built.
+/// The functions are declared here, from liboqs's `oqs/common.h` and
+/// `oqs/kem_ml_kem.h`, for either.
+#[cfg(any(feature = "peers-liboqs", liboqs_system))]
+mod liboqs {
+    use std::ffi::{c_char, c_int, CStr};
+    use std::sync::Once;
 
-    /// The system's liboqs gives RustCrypto's bytes on every set, and its
-    /// label names its version.
-    #[test]
-    fn liboqs_system_matches_rustcrypto() {
-        let inputs = Inputs {
-            d: [1; 32],
-            z: [2; 32],
-            m: [3; 32],
+    #[cfg(feature = "peers-liboqs")]
+    use oqs_crate as linked;
+    #[cfg(feature = "peers-liboqs")]
+    pub(super) use oqs_crate::set_coins;
+    #[cfg(liboqs_system)]
+    use system as linked;
+
+    pub(super) use linked::{description, label};
+
+    /// `OQS_STATUS`, a C enum; `OQS_SUCCESS` is 0.
+    pub(super) type Status = c_int;
+
+    unsafe extern "C" {
+        fn OQS_init();
+        fn OQS_version() -> *const c_char;
+        /// `ext`: an `OQS_CPU_EXT` value.
+        fn OQS_CPU_has_extension(ext: c_int) -> c_int;
+    }
+
+    /// `OQS_init` (CPU detection), and the flavour's own set-up, once.
+    pub(super) fn init() {
+        static INIT: Once = Once::new();
+        // SAFETY: liboqs's initialization; no arguments, idempotent.
+        INIT.call_once(|| unsafe {
+            OQS_init();
+            linked::init();
+        });
+    }
+
+    /// Two output buffers of `A` and `B` bytes, filled by the liboqs call
+    /// `fill`, which must report success (else a panic with `what`).
+    pub(super) fn filled<const A: usize, const B: usize>(
+        what: &str,
+        fill: impl FnOnce(*mut u8, *mut u8) -> Status,
+    ) -> super::Pair<A, B> {
+        let (mut a, mut b) = ([0u8; A], [0u8; B]);
+        assert!(fill(a.as_mut_ptr(), b.as_mut_ptr()) == 0, "{what}");
+        (a, b)
+    }
+
+    /// `OQS_version()`, e.g. `"0.16.0"`.
+    fn version() -> String {
+        // SAFETY: returns a pointer to a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(OQS_version()) };
+        version.to_string_lossy().into_owned()
+    }
+
+    /// Which ML-KEM code path liboqs takes on this machine: `"avx2"`,
+    /// `"neon"` or `"portable"`, by liboqs's own rule: in a portable
+    /// (`OQS_DIST_BUILD`) build, the x86_64 code when the CPU has AVX2, BMI2
+    /// and POPCNT, the aarch64 code when it has NEON; otherwise whatever
+    /// native code the build compiled in. An extension whose `OQS_CPU_EXT`
+    /// value is unknown is asked of Rust's detection instead.
+    fn platform() -> &'static str {
+        let [avx2, bmi2, popcnt, neon] = linked::cpu_extensions();
+        let has = |ext: Option<c_int>, detected: bool| match ext {
+            Some(ext) => {
+                init();
+                // SAFETY: liboqs's CPU-feature query, initialized above.
+                unsafe { OQS_CPU_has_extension(ext) != 0 }
+            }
+            None => detected,
         };
-        fn check<P: kem_core::ParameterSet>(inputs: &Inputs) {
-            let ours = Peer::LiboqsSystem.known_answer::<P>(inputs);
-            let theirs = Peer::RustCrypto.known_answer::<P>(inputs);
-            assert_eq!(ours.differences(&theirs), Vec::<&str>::new(), "{}", P::NAME);
-            assert_eq!(ours.ss_encaps, ours.ss_decaps, "{}", P::NAME);
+        match linked::NATIVE {
+            "x86_64"
+                if !linked::DIST
+                    || has(avx2, x86!("avx2"))
+                        && has(bmi2, x86!("bmi2"))
+                        && has(popcnt, x86!("popcnt")) =>
+            {
+                "avx2"
+            }
+            "aarch64" if !linked::DIST || has(neon, cfg!(target_arch = "aarch64")) => "neon",
+            _ => "portable",
         }
-        check::<kem_core::MlKem512>(&inputs);
-        check::<kem_core::MlKem768>(&inputs);
-        check::<kem_core::MlKem1024>(&inputs);
-        let label = Peer::LiboqsSystem.label();
-        assert!(label.starts_with("liboqs-system-"), "{label}");
-        assert!(label.contains(&super::liboqs_system::version()), "{label}");
+    }
+
+    /// liboqs 0.13 through the `oqs` crate, a portable build.
+    #[cfg(feature = "peers-liboqs")]
+    mod oqs_crate {
+        use std::cell::Cell;
+        use std::ffi::c_int;
+
+        use oqs::ffi::common::OQS_CPU_EXT::*;
+
+        pub(super) const DIST: bool = true;
+        pub(super) const NATIVE: &str = std::env::consts::ARCH;
+
+        /// The `OQS_CPU_EXT` values of AVX2, BMI2, POPCNT and ARM_NEON.
+        pub(super) fn cpu_extensions() -> [Option<c_int>; 4] {
+            [
+                OQS_CPU_EXT_AVX2,
+                OQS_CPU_EXT_BMI2,
+                OQS_CPU_EXT_POPCNT,
+                OQS_CPU_EXT_ARM_NEON,
+            ]
+            .map(|ext| Some(ext as c_int))
+        }
+
+        pub(crate) fn label() -> String {
+            format!("liboqs/auto({})", super::platform())
+        }
+
+        pub(crate) fn description() -> String {
+            format!(
+                "liboqs {} (mlkem-native; oqs crate 0.11, ML-KEM only, no OpenSSL), \
+                 run-time selection -> {}; keygen via OQS_KEM_keypair_derand, encaps \
+                 with m fed through a liboqs RNG callback",
+                super::version(),
+                super::platform()
+            )
+        }
+
+        thread_local! {
+            static COINS: Cell<Option<[u8; 32]>> = const { Cell::new(None) };
+        }
+
+        /// Makes the next `OQS_randombytes` call on this thread return `m`:
+        /// mlkem-native's `crypto_kem_enc` draws its m with one such call,
+        /// then runs `crypto_kem_enc_derand`.
+        #[inline(always)]
+        pub(crate) fn set_coins(m: [u8; 32]) {
+            COINS.with(|coins| coins.set(Some(m)));
+        }
+
+        /// Installs [`coins`] as liboqs's RNG, for the whole process.
+        pub(super) fn init() {
+            // SAFETY: `coins` has the signature liboqs expects and lives for
+            // the whole program.
+            unsafe { oqs::ffi::rand::OQS_randombytes_custom_algorithm(Some(coins)) };
+        }
+
+        /// `OQS_randombytes` replacement: hands out the m of [`set_coins`],
+        /// once; any other draw aborts, as nothing else here should use it.
+        ///
+        /// # Safety
+        /// `out` must be valid for `len` bytes of writes (liboqs's contract).
+        unsafe extern "C" fn coins(out: *mut u8, len: usize) {
+            match COINS.with(Cell::take) {
+                Some(m) if len == m.len() => {
+                    // SAFETY: the caller passes a buffer of `len` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, len) }
+                }
+                pending => {
+                    eprintln!(
+                        "peers: liboqs drew {len} random bytes with {} coins pending; only \
+                         encaps through this adapter may use liboqs's RNG",
+                        if pending.is_some() { "32" } else { "no" }
+                    );
+                    std::process::abort();
+                }
+            }
+        }
+    }
+
+    /// The liboqs installed on this machine (any with derandomized encaps);
+    /// `build.rs` passes on what its headers say as
+    /// `TEST_TOOLS_LIBOQS_SYSTEM_*`.
+    #[cfg(liboqs_system)]
+    mod system {
+        use std::ffi::c_int;
+
+        pub(super) const DIST: bool =
+            matches!(env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST").as_bytes(), b"1");
+        pub(super) const NATIVE: &str = env!("TEST_TOOLS_LIBOQS_SYSTEM_NATIVE");
+
+        pub(super) fn init() {}
+
+        /// The `OQS_CPU_EXT` values of AVX2, BMI2, POPCNT and ARM_NEON, where
+        /// `build.rs` found them in `oqs/common.h`.
+        pub(super) fn cpu_extensions() -> [Option<c_int>; 4] {
+            [
+                option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_AVX2"),
+                option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_BMI2"),
+                option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_POPCNT"),
+                option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_ARM_NEON"),
+            ]
+            .map(|value| value.and_then(|v| v.parse().ok()))
+        }
+
+        /// The table label (`auto`: code picked at run time; `fixed`: the
+        /// only code the build carries).
+        pub(crate) fn label() -> String {
+            let how = if DIST { "auto" } else { "fixed" };
+            format!(
+                "liboqs-system-{}/{how}({})",
+                super::version(),
+                super::platform()
+            )
+        }
+
+        pub(crate) fn description() -> String {
+            let version = super::version();
+            let headers = env!("TEST_TOOLS_LIBOQS_SYSTEM_HEADER_VERSION");
+            let mismatch = if headers != version {
+                format!(" (but its headers say {headers:?})")
+            } else {
+                String::new()
+            };
+            let selection = if DIST {
+                "portable build, run-time selection"
+            } else {
+                "non-portable build, fixed code path"
+            };
+            let sha3 = match env!("TEST_TOOLS_LIBOQS_SYSTEM_SHA3_OPENSSL") {
+                "1" => "OpenSSL's",
+                _ => "liboqs's own",
+            };
+            format!(
+                "liboqs {version}{mismatch} installed on this machine, {} library in {} \
+                 (found through {}; built for {}), mlkem-native, {selection} -> {}, SHA-3 \
+                 {sha3}; OQS_KEM_ml_kem_NNN_keypair_derand / _encaps_derand / _decaps",
+                env!("TEST_TOOLS_LIBOQS_SYSTEM_LINK"),
+                env!("TEST_TOOLS_LIBOQS_SYSTEM_LIBDIR"),
+                env!("TEST_TOOLS_LIBOQS_SYSTEM_SOURCE"),
+                env!("TEST_TOOLS_LIBOQS_SYSTEM_BUILD_TARGET"),
+                super::platform(),
+            )
+        }
     }
 }
