@@ -1,23 +1,12 @@
-//! Peer ML-KEM implementations, run the way the bench runs kem-core so that
-//! their timings compare, and their outputs for fixed inputs, to be
-//! cross-checked against kem-core byte for byte.
-//!
-//! Peers: RustCrypto `ml-kem` 0.3 (feature `peers`, its `hazmat`
-//! `encapsulate_deterministic`); `libcrux-ml-kem` 0.0.11, its `portable`
-//! module and its default API (AVX2 or NEON picked at run time when compiled
-//! in, see the feature `peers-libcrux-avx2`); liboqs, either 0.13 through the
-//! `oqs` crate (`peers-liboqs`) or one installed on this machine
-//! (`peers-liboqs-system`, see [`liboqs`]).
-//!
-//! Each operation is deterministic on fixed inputs: keygen from the seed
-//! d ‖ z; encaps parses and checks the serialized ek (FIPS 203 section 7.2),
-//! then encapsulates with m; decaps parses and checks the serialized
-//! expanded dk (section 7.3) and the ciphertext, then decapsulates.
-//! RustCrypto also gets the cached-key rows (its parsed key objects), as
-//! kem-core does; the byte-array APIs of libcrux and liboqs have none.
+//! Peer ML-KEM implementations, run as the bench runs kem-core (so their
+//! timings compare) and cross-checked against it byte for byte: RustCrypto
+//! `ml-kem` 0.3 (hazmat), `libcrux-ml-kem` 0.0.11 (`portable` and its
+//! default API, see `peers-libcrux-avx2`), and liboqs (see [`liboqs`]).
+//! Keygen is from the seed d ‖ z; encaps parses and checks the serialized ek
+//! (FIPS 203 section 7.2), decaps the expanded dk (section 7.3) and the
+//! ciphertext. Only RustCrypto has parsed keys for the cached-key rows.
 
 use std::hint::black_box;
-use std::marker::PhantomData;
 
 use kem_core::ParameterSet;
 use libcrux_ml_kem::{MlKemCiphertext, MlKemPrivateKey, MlKemPublicKey};
@@ -42,10 +31,7 @@ pub struct Inputs {
 impl Inputs {
     /// The 64-byte seed d ‖ z.
     pub fn seed(&self) -> [u8; 64] {
-        let mut seed = [0u8; 64];
-        seed[..32].copy_from_slice(&self.d);
-        seed[32..].copy_from_slice(&self.z);
-        seed
+        std::array::from_fn(|i| if i < 32 { self.d[i] } else { self.z[i - 32] })
     }
 }
 
@@ -66,8 +52,7 @@ pub struct KnownAnswer {
 }
 
 impl KnownAnswer {
-    /// Names of the fields in which `self` and `other` differ (empty when
-    /// they agree).
+    /// Names of the fields in which `self` and `other` differ.
     pub fn differences(&self, other: &KnownAnswer) -> Vec<&'static str> {
         [
             ("ek", self.ek == other.ek),
@@ -133,16 +118,14 @@ impl Peer {
         }
     }
 
-    /// The peer's outputs for `inputs`. Panics if the peer rejects its own
-    /// keys (which would be a bug in the peer or in this adapter).
+    /// The peer's outputs for `inputs` (panics if it rejects its own keys).
     pub fn known_answer<P: ParameterSet>(self, inputs: &Inputs) -> KnownAnswer {
-        adapter(self, P::K, "", inputs).0
+        adapter(self, P::K, ("", inputs)).0
     }
 
-    /// The peer's operations on `inputs`, ready to be timed (see
-    /// [`crate::measure::measure_trials`]).
+    /// The peer's operations on `inputs`, ready to be timed.
     pub fn benches<P: ParameterSet>(self, inputs: &Inputs) -> Vec<Bench<'static>> {
-        adapter(self, P::K, &self.label(), inputs).1
+        adapter(self, P::K, (&self.label(), inputs)).1
     }
 }
 
@@ -157,15 +140,13 @@ macro_rules! x86 {
     }};
 }
 
-/// Which code path libcrux's default API takes on this machine: `"avx2"`,
-/// `"neon"` or `"portable"`. Mirrors libcrux-platform's checks (AVX2 needs
-/// AVX, BMI1, BMI2, FMA and MOVBE too) and libcrux's build-script switches.
+/// The code path of libcrux's default API here, by libcrux-platform's checks
+/// (AVX2 needs AVX, BMI1, BMI2, FMA and MOVBE) and its build switches.
 fn libcrux_auto_platform() -> &'static str {
     let disabled = |switch: Option<&str>| matches!(switch, Some("1" | "y" | "Y"));
-    let avx2_compiled =
-        cfg!(feature = "peers-libcrux-avx2") || !disabled(option_env!("LIBCRUX_DISABLE_SIMD256"));
+    let simd256 = !disabled(option_env!("LIBCRUX_DISABLE_SIMD256"));
     if cfg!(target_arch = "x86_64")
-        && avx2_compiled
+        && (cfg!(feature = "peers-libcrux-avx2") || simd256)
         && x86!("avx2")
         && x86!("avx")
         && x86!("bmi1")
@@ -181,131 +162,77 @@ fn libcrux_auto_platform() -> &'static str {
     }
 }
 
-/// One peer on one parameter set: keygen, and encaps and decaps from
-/// serialized keys.
-trait PeerKem: Copy + 'static {
-    /// What keygen returns (and the keygen row times).
-    type Keys: 'static;
-    /// Serialized ek, expanded dk and ciphertext.
-    type Ek: AsRef<[u8]> + 'static;
-    type Dk: AsRef<[u8]> + 'static;
-    type Ct: AsRef<[u8]> + 'static;
+/// A serialized key or ciphertext.
+trait Bytes: AsRef<[u8]> + 'static {}
+impl<T: AsRef<[u8]> + 'static> Bytes for T {}
 
-    /// KeyGen_internal(d, z) from the seed d ‖ z.
-    fn keygen(self, seed: [u8; 64]) -> Self::Keys;
-    /// The serialized ek and expanded dk of `keys`.
-    fn export(keys: &Self::Keys) -> (Self::Ek, Self::Dk);
-    /// Parses and checks ek (section 7.2), then encapsulates with `m`.
-    fn encaps(self, ek: &Self::Ek, m: [u8; 32]) -> (Self::Ct, [u8; 32]);
-    /// Parses and checks dk (section 7.3) and ct, then decapsulates.
-    fn decaps(self, dk: &Self::Dk, ct: &Self::Ct) -> [u8; 32];
-    /// The cached-key rows, for a peer with parsed key objects.
-    fn cached_benches(self, _label: &str, _inputs: &Inputs) -> Vec<Bench<'static>> {
-        Vec::new()
-    }
-}
-
-/// `kem`'s outputs for `inputs`, and its operations on them, ready to be
-/// timed under `label`.
-fn run<T: PeerKem>(kem: T, label: &str, inputs: &Inputs) -> (KnownAnswer, Vec<Bench<'static>>) {
+/// One peer on one parameter set, as `keygen` (whose result the keygen row
+/// times), `export` (its ek and expanded dk bytes), and encaps and decaps
+/// from bytes: its outputs for `inputs`, and its benches under `label`.
+fn run<K: 'static, Ek: Bytes, Dk: Bytes, Ct: Bytes>(
+    (label, inputs): (&str, &Inputs),
+    keygen: impl Fn([u8; 64]) -> K + 'static,
+    export: impl FnOnce(&K) -> (Ek, Dk),
+    encaps: impl Fn(&Ek, [u8; 32]) -> (Ct, [u8; 32]) + 'static,
+    decaps: impl Fn(&Dk, &Ct) -> [u8; 32] + 'static,
+) -> (KnownAnswer, Vec<Bench<'static>>) {
     let (seed, m) = (inputs.seed(), inputs.m);
-    let (ek, dk) = T::export(&kem.keygen(seed));
-    let (ct, ss_encaps) = kem.encaps(&ek, m);
+    let (ek, dk) = export(&keygen(seed));
+    let (ct, ss_encaps) = encaps(&ek, m);
     let answer = KnownAnswer {
         ek: ek.as_ref().to_vec(),
         dk: dk.as_ref().to_vec(),
         ct: ct.as_ref().to_vec(),
         ss_encaps,
-        ss_decaps: kem.decaps(&dk, &ct),
+        ss_decaps: decaps(&dk, &ct),
     };
-    let mut benches = vec![
-        Bench::new(label, Operation::Keygen, move || {
-            kem.keygen(black_box(seed))
-        }),
+    let benches = vec![
+        Bench::new(label, Operation::Keygen, move || keygen(black_box(seed))),
         Bench::new(label, Operation::Encaps, move || {
-            kem.encaps(black_box(&ek), black_box(m))
+            encaps(black_box(&ek), black_box(m))
         }),
         Bench::new(label, Operation::Decaps, move || {
-            kem.decaps(black_box(&dk), black_box(&ct))
+            decaps(black_box(&dk), black_box(&ct))
         }),
     ];
-    benches.extend(kem.cached_benches(label, inputs));
     (answer, benches)
 }
 
-/// Two byte arrays: (ek, dk) or (ct, shared secret).
-type Pair<const A: usize, const B: usize> = ([u8; A], [u8; B]);
-
-/// A peer on one parameter set with a byte-array API: keygen from the seed,
-/// encaps from ek bytes (checking ek), decaps from dk and ct bytes (checking
-/// dk). (An indirect call costs a few cycles, next to tens of thousands per
-/// operation.)
-#[derive(Clone, Copy)]
-struct ByteKem<const EK: usize, const DK: usize, const CT: usize> {
-    keygen: fn(&[u8; 64]) -> Pair<EK, DK>,
-    encaps: fn(&[u8; EK], &[u8; 32]) -> Pair<CT, 32>,
-    decaps: fn(&[u8; DK], &[u8; CT]) -> [u8; 32],
-}
-
-impl<const EK: usize, const DK: usize, const CT: usize> PeerKem for ByteKem<EK, DK, CT> {
-    type Keys = Pair<EK, DK>;
-    type Ek = [u8; EK];
-    type Dk = [u8; DK];
-    type Ct = [u8; CT];
-
-    fn keygen(self, seed: [u8; 64]) -> Self::Keys {
-        (self.keygen)(&seed)
-    }
-
-    fn export(keys: &Self::Keys) -> Self::Keys {
-        *keys
-    }
-
-    fn encaps(self, ek: &[u8; EK], m: [u8; 32]) -> Pair<CT, 32> {
-        (self.encaps)(ek, &m)
-    }
-
-    fn decaps(self, dk: &[u8; DK], ct: &[u8; CT]) -> [u8; 32] {
-        (self.decaps)(dk, ct)
-    }
-}
-
-/// The [`ByteKem`] of a libcrux module, e.g. `mlkem768::portable`, on
-/// libcrux's packed (byte-array) types.
+/// [`run`] on a libcrux module, e.g. `mlkem768::portable`, through its
+/// packed (byte-array) types.
 macro_rules! libcrux {
-    ($($module:ident)::+) => {{
+    ($run:expr, $($module:ident)::+) => {{
         use libcrux_ml_kem::$($module)::+ as lc;
-        ByteKem {
-            keygen: |seed| {
-                let pair = lc::generate_key_pair(*seed);
-                (*pair.pk(), *pair.sk())
-            },
-            encaps: |ek, m| {
+        run(
+            $run,
+            lc::generate_key_pair,
+            |pair| (*pair.pk(), *pair.sk()),
+            |ek, m| {
                 let pk = MlKemPublicKey::from(ek);
                 assert!(lc::validate_public_key(&pk), "libcrux rejected its ek");
-                let (ct, ss) = lc::encapsulate(&pk, *m);
-                (*ct.as_slice(), ss)
+                lc::encapsulate(&pk, m)
             },
-            decaps: |dk, ct| {
-                let (sk, ct) = (MlKemPrivateKey::from(dk), MlKemCiphertext::from(ct));
+            |dk, ct| {
+                let (sk, ct) = (MlKemPrivateKey::from(dk), MlKemCiphertext::from(ct.as_slice()));
                 assert!(lc::validate_private_key(&sk, &ct), "libcrux rejected its dk");
                 lc::decapsulate(&sk, &ct)
             },
-        }
+        )
     }};
 }
 
-/// The [`ByteKem`] of liboqs's ML-KEM-`$n` (`OQS_KEM_ml_kem_$n_*`, which
-/// pick their code by the CPU themselves), with the sizes of `$ours`.
+/// [`run`] on liboqs's ML-KEM-`$n` (`OQS_KEM_ml_kem_$n_*`, which pick their
+/// code by the CPU themselves), with the sizes of `$ours`.
 #[cfg(any(feature = "peers-liboqs", liboqs_system))]
-macro_rules! liboqs_set {
-    ($n:literal, $ours:ty) => {{
+macro_rules! liboqs {
+    ($run:expr, $n:literal, $ours:ty) => {{
         use liboqs::{filled, Status};
+        const EK: usize = <$ours as ParameterSet>::EK_LEN;
+        const DK: usize = <$ours as ParameterSet>::DK_LEN;
+        const CT: usize = <$ours as ParameterSet>::CT_LEN;
         unsafe extern "C" {
             #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_keypair_derand")]
             fn keypair_derand(ek: *mut u8, dk: *mut u8, seed: *const u8) -> Status;
-            /// liboqs 0.13 has no derandomized encaps: m goes through
-            /// [`liboqs::set_coins`].
             #[cfg(feature = "peers-liboqs")]
             #[link_name = concat!("OQS_KEM_ml_kem_", $n, "_encaps")]
             fn encaps(ct: *mut u8, ss: *mut u8, ek: *const u8) -> Status;
@@ -318,20 +245,18 @@ macro_rules! liboqs_set {
         liboqs::init();
         // SAFETY (each call): buffers of the set's sizes, kem-core's (the
         // same in liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
-        ByteKem::<
-            { <$ours as ParameterSet>::EK_LEN },
-            { <$ours as ParameterSet>::DK_LEN },
-            { <$ours as ParameterSet>::CT_LEN },
-        > {
-            keygen: |seed| {
-                filled("liboqs keygen failed", |ek, dk| unsafe {
+        run(
+            $run,
+            |seed| {
+                filled::<EK, DK>("liboqs keygen failed", |ek, dk| unsafe {
                     keypair_derand(ek, dk, seed.as_ptr())
                 })
             },
-            encaps: |ek, m| {
-                #[cfg(feature = "peers-liboqs")]
-                liboqs::set_coins(*m);
-                filled("liboqs rejected its ek", |ct, ss| unsafe {
+            |keys| *keys,
+            |ek, m| {
+                #[cfg(feature = "peers-liboqs")] // 0.13 has no encaps_derand.
+                liboqs::oqs_crate::set_coins(m);
+                filled::<CT, 32>("liboqs rejected its ek", |ct, ss| unsafe {
                     #[cfg(feature = "peers-liboqs")]
                     let status = encaps(ct, ss, ek.as_ptr());
                     #[cfg(liboqs_system)]
@@ -339,88 +264,66 @@ macro_rules! liboqs_set {
                     status
                 })
             },
-            decaps: |dk, ct| {
+            |dk, ct| {
                 let (ss, []) = filled("liboqs rejected its dk", |ss, _| unsafe {
                     decaps(ss, ct.as_ptr(), dk.as_ptr())
                 });
                 ss
             },
-        }
+        )
     }};
 }
 
-/// RustCrypto `ml-kem` on its parameter set `P`.
-#[derive(Clone, Copy)]
-struct RustCrypto<P>(PhantomData<P>);
-
-/// For each parameter set (kem-core's and RustCrypto's type `$set`,
-/// libcrux's module, liboqs's name), RustCrypto's [`PeerKem`] (its hazmat encaps is not
-/// generic) and the arms of [`adapter`].
+/// The arms of [`adapter`] for each parameter set: kem-core's and
+/// RustCrypto's type (whose hazmat encaps is not generic), libcrux's module.
 macro_rules! parameter_sets {
     ($($k:literal => $set:ident, $libcrux:ident, $n:literal;)+) => {
-        $(impl PeerKem for RustCrypto<ml_kem::$set> {
-            type Keys = ml_kem::DecapsulationKey<ml_kem::$set>;
-            type Ek = Vec<u8>;
-            type Dk = Vec<u8>;
-            type Ct = ml_kem::Ciphertext<ml_kem::$set>;
-
-            fn keygen(self, seed: [u8; 64]) -> Self::Keys {
-                Self::Keys::from_seed(ml_kem::Seed::from(seed))
-            }
-
-            fn export(dk: &Self::Keys) -> (Vec<u8>, Vec<u8>) {
-                #[allow(deprecated)]
-                let expanded = dk.to_expanded_bytes().to_vec();
-                (dk.encapsulation_key().to_bytes().to_vec(), expanded)
-            }
-
-            fn encaps(self, ek: &Vec<u8>, m: [u8; 32]) -> (Self::Ct, [u8; 32]) {
-                type Ek = ml_kem::EncapsulationKey<ml_kem::$set>;
-                let bytes = ml_kem::Key::<Ek>::try_from(ek.as_slice()).expect("ek length");
-                let ek = Ek::new(&bytes).expect("RustCrypto rejected its ek");
-                let (ct, ss) = ek.encapsulate_deterministic(&m.into());
-                (ct, ss.into())
-            }
-
-            fn decaps(self, dk: &Vec<u8>, ct: &Self::Ct) -> [u8; 32] {
-                type DkBytes = ml_kem::ExpandedDecapsulationKey<ml_kem::$set>;
-                let bytes = DkBytes::try_from(dk.as_slice()).expect("dk length");
-                let ct = Self::Ct::try_from(ct.as_slice()).expect("ct length");
-                #[allow(deprecated)]
-                let dk = Self::Keys::from_expanded(&bytes).expect("RustCrypto rejected its dk");
-                dk.decapsulate(&ct).into()
-            }
-
-            fn cached_benches(self, label: &str, inputs: &Inputs) -> Vec<Bench<'static>> {
-                let dk = self.keygen(inputs.seed());
-                let ek = dk.encapsulation_key().clone();
-                let m = ml_kem::B32::from(inputs.m);
-                let (ct, _) = ek.encapsulate_deterministic(&m);
-                vec![
-                    Bench::new(label, Operation::EncapsCached, move || {
-                        black_box(&ek).encapsulate_deterministic(black_box(&m))
-                    }),
-                    Bench::new(label, Operation::DecapsCached, move || {
-                        black_box(&dk).decapsulate(black_box(&ct))
-                    }),
-                ]
-            }
-        })+
-
         /// [`run`] for `peer` on the parameter set with this `k`.
-        fn adapter(
-            peer: Peer,
-            k: usize,
-            label: &str,
-            inputs: &Inputs,
-        ) -> (KnownAnswer, Vec<Bench<'static>>) {
+        #[allow(deprecated)] // RustCrypto deprecates FIPS 203's expanded dk.
+        fn adapter(peer: Peer, k: usize, run_on: (&str, &Inputs)) -> (KnownAnswer, Vec<Bench<'static>>) {
             match (k, peer) {
                 $(
-                    ($k, Peer::RustCrypto) => run(RustCrypto::<ml_kem::$set>(PhantomData), label, inputs),
-                    ($k, Peer::LibcruxPortable) => run(libcrux!($libcrux::portable), label, inputs),
-                    ($k, Peer::LibcruxAuto) => run(libcrux!($libcrux), label, inputs),
+                    ($k, Peer::RustCrypto) => {
+                        type Dk = ml_kem::DecapsulationKey<ml_kem::$set>;
+                        type Ek = ml_kem::EncapsulationKey<ml_kem::$set>;
+                        type Ct = ml_kem::Ciphertext<ml_kem::$set>;
+                        let keygen = |seed: [u8; 64]| Dk::from_seed(seed.into());
+                        let (answer, mut benches) = run(
+                            run_on,
+                            keygen,
+                            |dk| (dk.encapsulation_key().to_bytes().to_vec(), dk.to_expanded_bytes().to_vec()),
+                            |ek, m| {
+                                let bytes = ml_kem::Key::<Ek>::try_from(ek.as_slice()).expect("ek length");
+                                let ek = Ek::new(&bytes).expect("RustCrypto rejected its ek");
+                                let (ct, ss) = ek.encapsulate_deterministic(&m.into());
+                                (ct, ss.into())
+                            },
+                            |dk, ct: &Ct| {
+                                type DkBytes = ml_kem::ExpandedDecapsulationKey<ml_kem::$set>;
+                                let bytes = DkBytes::try_from(dk.as_slice()).expect("dk length");
+                                let ct = Ct::try_from(ct.as_slice()).expect("ct length");
+                                let dk = Dk::from_expanded(&bytes).expect("RustCrypto rejected its dk");
+                                dk.decapsulate(&ct).into()
+                            },
+                        );
+                        // The cached-key rows, on RustCrypto's parsed keys.
+                        let (label, inputs) = run_on;
+                        let dk = keygen(inputs.seed());
+                        let ek = dk.encapsulation_key().clone();
+                        let m = ml_kem::B32::from(inputs.m);
+                        let (ct, _) = ek.encapsulate_deterministic(&m);
+                        benches.push(Bench::new(label, Operation::EncapsCached, move || {
+                            black_box(&ek).encapsulate_deterministic(black_box(&m))
+                        }));
+                        benches.push(Bench::new(label, Operation::DecapsCached, move || {
+                            black_box(&dk).decapsulate(black_box(&ct))
+                        }));
+                        (answer, benches)
+                    }
+                    ($k, Peer::LibcruxPortable) => libcrux!(run_on, $libcrux::portable),
+                    ($k, Peer::LibcruxAuto) => libcrux!(run_on, $libcrux),
                     #[cfg(any(feature = "peers-liboqs", liboqs_system))]
-                    ($k, Peer::Liboqs) => run(liboqs_set!($n, kem_core::$set), label, inputs),
+                    ($k, Peer::Liboqs) => liboqs!(run_on, $n, kem_core::$set),
                 )+
                 (k, _) => unreachable!("no ML-KEM parameter set with k = {k}"),
             }
@@ -434,13 +337,9 @@ parameter_sets! {
     4 => MlKem1024, mlkem1024, "1024";
 }
 
-/// liboqs's ML-KEM: 0.13 through the `oqs` crate (feature `peers-liboqs`;
-/// encaps made deterministic through an RNG callback) or one installed on
-/// this machine (`peers-liboqs-system`, which `build.rs` finds and links;
-/// its label carries `OQS_version()`, e.g. `liboqs-system-0.16.0/auto(avx2)`).
-/// Never both, as they are the same C symbols: `linked` is the one built.
-/// The functions are declared here, from liboqs's `oqs/common.h` and
-/// `oqs/kem_ml_kem.h`, for either.
+/// liboqs's ML-KEM: 0.13 through the `oqs` crate (`peers-liboqs`) or one
+/// installed here (`peers-liboqs-system`, found by `build.rs`); never both
+/// (same C symbols), `linked` is the one built. FFI from `oqs/*.h`.
 #[cfg(any(feature = "peers-liboqs", liboqs_system))]
 mod liboqs {
     use std::ffi::{c_char, c_int, CStr};
@@ -448,42 +347,51 @@ mod liboqs {
 
     #[cfg(feature = "peers-liboqs")]
     use oqs_crate as linked;
-    #[cfg(feature = "peers-liboqs")]
-    pub(super) use oqs_crate::set_coins;
     #[cfg(liboqs_system)]
     use system as linked;
 
-    pub(super) use linked::{description, label};
+    pub(super) use linked::description;
 
-    /// `OQS_STATUS`, a C enum; `OQS_SUCCESS` is 0.
+    /// `OQS_STATUS`, a C enum (`OQS_SUCCESS` = 0).
     pub(super) type Status = c_int;
 
     unsafe extern "C" {
         fn OQS_init();
         fn OQS_version() -> *const c_char;
-        /// `ext`: an `OQS_CPU_EXT` value.
         fn OQS_CPU_has_extension(ext: c_int) -> c_int;
     }
 
-    /// `OQS_init` (CPU detection), and the flavour's own set-up, once.
+    /// `OQS_init` and (`oqs` crate) the RNG callback, once.
     pub(super) fn init() {
         static INIT: Once = Once::new();
         // SAFETY: liboqs's initialization; no arguments, idempotent.
         INIT.call_once(|| unsafe {
             OQS_init();
-            linked::init();
+            #[cfg(feature = "peers-liboqs")]
+            oqs_crate::install_rng();
         });
     }
 
-    /// Two output buffers of `A` and `B` bytes, filled by the liboqs call
-    /// `fill`, which must report success (else a panic with `what`).
+    /// Two buffers filled by the liboqs call `fill`, which must succeed (else: `what`).
     pub(super) fn filled<const A: usize, const B: usize>(
         what: &str,
         fill: impl FnOnce(*mut u8, *mut u8) -> Status,
-    ) -> super::Pair<A, B> {
+    ) -> ([u8; A], [u8; B]) {
         let (mut a, mut b) = ([0u8; A], [0u8; B]);
         assert!(fill(a.as_mut_ptr(), b.as_mut_ptr()) == 0, "{what}");
         (a, b)
+    }
+
+    /// The table label, e.g. `liboqs/auto(avx2)` or
+    /// `liboqs-system-0.16.0/fixed(avx2)` (`auto`: code picked at run time;
+    /// `fixed`: the only code the build carries).
+    pub(super) fn label() -> String {
+        #[cfg(feature = "peers-liboqs")]
+        let name = "liboqs".to_owned();
+        #[cfg(liboqs_system)]
+        let name = format!("liboqs-system-{}", version());
+        let how = if linked::DIST { "auto" } else { "fixed" };
+        format!("{name}/{how}({})", platform())
     }
 
     /// `OQS_version()`, e.g. `"0.16.0"`.
@@ -493,12 +401,10 @@ mod liboqs {
         version.to_string_lossy().into_owned()
     }
 
-    /// Which ML-KEM code path liboqs takes on this machine: `"avx2"`,
-    /// `"neon"` or `"portable"`, by liboqs's own rule: in a portable
-    /// (`OQS_DIST_BUILD`) build, the x86_64 code when the CPU has AVX2, BMI2
-    /// and POPCNT, the aarch64 code when it has NEON; otherwise whatever
-    /// native code the build compiled in. An extension whose `OQS_CPU_EXT`
-    /// value is unknown is asked of Rust's detection instead.
+    /// liboqs's ML-KEM code path here, by its own rule: in a portable
+    /// (`OQS_DIST_BUILD`) build, x86_64 code on AVX2+BMI2+POPCNT CPUs, aarch64
+    /// code on NEON; else the native code built in. (An extension whose
+    /// `OQS_CPU_EXT` value is unknown is asked of Rust's detection.)
     fn platform() -> &'static str {
         let [avx2, bmi2, popcnt, neon] = linked::cpu_extensions();
         let has = |ext: Option<c_int>, detected: bool| match ext {
@@ -525,7 +431,7 @@ mod liboqs {
 
     /// liboqs 0.13 through the `oqs` crate, a portable build.
     #[cfg(feature = "peers-liboqs")]
-    mod oqs_crate {
+    pub(super) mod oqs_crate {
         use std::cell::Cell;
         use std::ffi::c_int;
 
@@ -545,10 +451,6 @@ mod liboqs {
             .map(|ext| Some(ext as c_int))
         }
 
-        pub(crate) fn label() -> String {
-            format!("liboqs/auto({})", super::platform())
-        }
-
         pub(crate) fn description() -> String {
             format!(
                 "liboqs {} (mlkem-native; oqs crate 0.11, ML-KEM only, no OpenSSL), \
@@ -563,16 +465,15 @@ mod liboqs {
             static COINS: Cell<Option<[u8; 32]>> = const { Cell::new(None) };
         }
 
-        /// Makes the next `OQS_randombytes` call on this thread return `m`:
-        /// mlkem-native's `crypto_kem_enc` draws its m with one such call,
-        /// then runs `crypto_kem_enc_derand`.
+        /// Makes the next `OQS_randombytes` call on this thread return `m`
+        /// (mlkem-native's encaps draws its m in one call).
         #[inline(always)]
         pub(crate) fn set_coins(m: [u8; 32]) {
             COINS.with(|coins| coins.set(Some(m)));
         }
 
         /// Installs [`coins`] as liboqs's RNG, for the whole process.
-        pub(super) fn init() {
+        pub(super) fn install_rng() {
             // SAFETY: `coins` has the signature liboqs expects and lives for
             // the whole program.
             unsafe { oqs::ffi::rand::OQS_randombytes_custom_algorithm(Some(coins)) };
@@ -584,20 +485,15 @@ mod liboqs {
         /// # Safety
         /// `out` must be valid for `len` bytes of writes (liboqs's contract).
         unsafe extern "C" fn coins(out: *mut u8, len: usize) {
-            match COINS.with(Cell::take) {
-                Some(m) if len == m.len() => {
-                    // SAFETY: the caller passes a buffer of `len` bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, len) }
-                }
-                pending => {
-                    eprintln!(
-                        "peers: liboqs drew {len} random bytes with {} coins pending; only \
-                         encaps through this adapter may use liboqs's RNG",
-                        if pending.is_some() { "32" } else { "no" }
-                    );
-                    std::process::abort();
-                }
-            }
+            let Some(m) = COINS.with(Cell::take).filter(|m| m.len() == len) else {
+                eprintln!(
+                    "peers: liboqs drew {len} random bytes, not the 32 coins of one encaps \
+                     through this adapter (the only use of liboqs's RNG here)"
+                );
+                std::process::abort();
+            };
+            // SAFETY: the caller passes a buffer of `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, len) }
         }
     }
 
@@ -606,17 +502,12 @@ mod liboqs {
     /// `TEST_TOOLS_LIBOQS_SYSTEM_*`.
     #[cfg(liboqs_system)]
     mod system {
-        use std::ffi::c_int;
-
         pub(super) const DIST: bool =
             matches!(env!("TEST_TOOLS_LIBOQS_SYSTEM_DIST").as_bytes(), b"1");
         pub(super) const NATIVE: &str = env!("TEST_TOOLS_LIBOQS_SYSTEM_NATIVE");
 
-        pub(super) fn init() {}
-
-        /// The `OQS_CPU_EXT` values of AVX2, BMI2, POPCNT and ARM_NEON, where
-        /// `build.rs` found them in `oqs/common.h`.
-        pub(super) fn cpu_extensions() -> [Option<c_int>; 4] {
+        /// The `OQS_CPU_EXT` values `build.rs` found in `oqs/common.h`.
+        pub(super) fn cpu_extensions() -> [Option<std::ffi::c_int>; 4] {
             [
                 option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_AVX2"),
                 option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_BMI2"),
@@ -624,17 +515,6 @@ mod liboqs {
                 option_env!("TEST_TOOLS_LIBOQS_SYSTEM_CPU_EXT_ARM_NEON"),
             ]
             .map(|value| value.and_then(|v| v.parse().ok()))
-        }
-
-        /// The table label (`auto`: code picked at run time; `fixed`: the
-        /// only code the build carries).
-        pub(crate) fn label() -> String {
-            let how = if DIST { "auto" } else { "fixed" };
-            format!(
-                "liboqs-system-{}/{how}({})",
-                super::version(),
-                super::platform()
-            )
         }
 
         pub(crate) fn description() -> String {
