@@ -54,6 +54,9 @@ check_backends_exercised "$backend_log" "$cpu_backends" \
 rm -f "$backend_log"
 # The report needs kem-core's profiling counters (off in the build above).
 cargo test --release -q -p test-tools --features profiling --bin report
+# The peer implementations bench measures (RustCrypto ml-kem, libcrux,
+# liboqs through the oqs crate) agree with kem-core byte for byte.
+cargo test --release -q -p test-tools --features peers-liboqs --test peers
 
 echo "== AArch64 under qemu: kem-core (portable, neon; with and without SHA-3) and the provider"
 # CI installs the toolchain (see scripts/aarch64.sh); elsewhere it is optional.
