@@ -19,7 +19,7 @@
 use super::Backend;
 use crate::backend::KeyBuffers;
 use crate::params::ParameterSet;
-use crate::poly::Poly;
+use crate::poly::{Poly, N};
 
 /// The AVX2 backend (selected only on CPUs with AVX2; see the module docs).
 pub(crate) struct Avx2;
@@ -59,6 +59,7 @@ impl Backend for Avx2 {
     avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
+    avx2_method!(fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx2_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]));
     avx2_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly));
@@ -73,7 +74,7 @@ mod with_avx2 {
     use crate::backend::KeyBuffers;
     use crate::backend::{keccak_x4, Backend, Portable};
     use crate::params::ParameterSet;
-    use crate::poly::Poly;
+    use crate::poly::{Poly, N};
 
     /// The unrolled one-way permutation, with BMI1's `andn` for chi.
     #[target_feature(enable = "avx2,bmi1")]
@@ -108,6 +109,15 @@ mod with_avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
         crate::backend::basemul_avx2::multiply_accumulate(acc, a, b);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn rejection_sample_block(
+        coeffs: &mut [i16; N],
+        filled: usize,
+        state: &[u64; 25],
+    ) -> usize {
+        crate::backend::rej_avx2::rejection_sample_block(coeffs, filled, state)
     }
 
     crate::backend::sponge_pools!(Avx2, "avx2", 4);

@@ -11,6 +11,9 @@
 //!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
 //! - NTT, inverse NTT and base multiplication run on 512-bit vectors
 //!   (`ntt_avx512`; the same coefficients as the AVX2 code).
+//! - Rejection sampling of the matrix takes 32 candidates a step with
+//!   VBMI's byte permutation and VBMI2's compression (`rej_avx512`) where
+//!   the CPU has them.
 //! - Everything else is the AVX2 code (`avx2`).
 //!
 //! # Safety
@@ -24,7 +27,7 @@
 
 use super::{Avx2, Backend, KeyBuffers};
 use crate::params::ParameterSet;
-use crate::poly::Poly;
+use crate::poly::{Poly, N};
 
 /// The AVX-512 backend (selected only on CPUs with AVX-512F/VL; see the
 /// module docs).
@@ -64,6 +67,24 @@ impl Backend for Avx512 {
     avx512_method!(fn ntt(p: &mut Poly));
     avx512_method!(fn inv_ntt(p: &mut Poly));
     avx512_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
+
+    /// VBMI2's compressing store where the CPU has it (Ice Lake, Zen 4 and
+    /// later), else the AVX2 code. The check is the standard library's
+    /// cached detection, a load and a test per block; which code runs
+    /// depends on the CPU only.
+    #[inline(always)]
+    fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
+        if std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("avx512vbmi2")
+        {
+            // SAFETY: `Avx512` runs only where AVX2, AVX-512F and AVX-512BW
+            // are available (module docs), and VBMI and VBMI2 were just
+            // detected.
+            unsafe { super::rej_avx512::rejection_sample_block(coeffs, filled, state) }
+        } else {
+            Avx2::rejection_sample_block(coeffs, filled, state)
+        }
+    }
 
     // The rest is the AVX2 arithmetic (AVX-512 implies AVX2 and BMI1 here:
     // see `BackendKind::is_available`).

@@ -11,7 +11,7 @@
 //! generation, whose ek is not known yet, has its own pool
 //! (`keygen_avx2`), built from the pieces here.
 
-use crate::backend::{rej_avx2, Backend};
+use crate::backend::Backend;
 use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
@@ -163,7 +163,7 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
                     true
                 }
                 Job::Sample { entry, filled } => {
-                    *filled = rej_avx2::rejection_sample_block(
+                    *filled = B::rejection_sample_block(
                         &mut out[transposed(k, *entry)].coeffs,
                         *filled,
                         state,

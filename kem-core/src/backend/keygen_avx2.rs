@@ -33,7 +33,7 @@
 use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
 use super::expand_avx2::{padded_block, padded_blocks, start_entry, transposed};
 use super::KeyBuffers;
-use super::{cbd_avx2, encode_avx2, rej_avx2, Backend};
+use super::{cbd_avx2, encode_avx2, Backend};
 use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::{zeroize_all, Poly, N};
@@ -399,7 +399,7 @@ impl<
                 self.blocks[index] = self.blocks[index].saturating_add(1);
                 let filled = &mut self.filled[entry];
                 let coeffs = &mut self.expanded[transposed(K, entry)].coeffs;
-                *filled = rej_avx2::rejection_sample_block(coeffs, *filled, state);
+                *filled = B::rejection_sample_block(coeffs, *filled, state);
                 if *filled == N {
                     self.jobs[index] = Job::Done;
                 }

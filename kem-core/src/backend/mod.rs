@@ -57,6 +57,8 @@ mod ntt_neon;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod rej_avx2;
+#[cfg(target_arch = "x86_64")]
+mod rej_avx512;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 mod sample_neon;
 mod select;
@@ -71,7 +73,7 @@ pub(crate) use portable::Portable;
 pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
 
 use crate::params::ParameterSet;
-use crate::poly::Poly;
+use crate::poly::{Poly, N};
 use crate::{compress, encode, ntt, sample};
 
 /// The sponge pools of an x86-64 SIMD backend (`keygen_avx2`, `expand_avx2`,
@@ -167,6 +169,19 @@ pub(crate) trait Backend: Sized + 'static {
         for &index in chosen {
             <Self as crate::hash::Permutation>::keccak_f1600(&mut states[index]);
         }
+    }
+
+    /// Algorithm 7's inner loop (SampleNTT) on one squeezed SHAKE128 block,
+    /// read from the sponge `state` (its first 21 lanes): appends the
+    /// candidates below q to `coeffs[filled..]` until all 256 are there and
+    /// returns the new count. Entries from that count on may have been
+    /// overwritten.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 pools only
+    #[inline(always)]
+    fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
+        let mut block = [0u8; crate::hash::SHAKE128_RATE];
+        crate::hash::read_lanes(state, &mut block);
+        sample::rejection_sample(coeffs, filled, &block)
     }
 
     /// Algorithm 9: NTT in place; input below q in absolute value, output
