@@ -114,10 +114,18 @@ pub(crate) fn xor_block(state: &mut [u64; 25], block: &[u8]) {
 }
 
 /// Writes the first `out.len()` bytes of the state (lanes little-endian).
-#[inline(always)]
+#[inline]
 pub(crate) fn read_lanes(state: &[u64; 25], out: &mut [u8]) {
-    for (chunk, lane) in out.chunks_mut(8).zip(state.iter()) {
-        chunk.copy_from_slice(&lane.to_le_bytes()[..chunk.len()]);
+    // Whole lanes as fixed 8-byte copies, then the partial one: one loop
+    // over chunks of varying length would be a memcpy call per lane.
+    let whole = out.len() / 8;
+    let mut chunks = out.chunks_exact_mut(8);
+    for (chunk, lane) in (&mut chunks).zip(state) {
+        chunk.copy_from_slice(&lane.to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    if let (false, Some(lane)) = (tail.is_empty(), state.get(whole)) {
+        tail.copy_from_slice(&lane.to_le_bytes()[..tail.len()]);
     }
 }
 
@@ -168,6 +176,18 @@ mod tests {
     use super::*;
     use sha3::digest::{Digest, ExtendableOutput, Update, XofReader};
     use sha3::{Sha3_256, Sha3_512, Shake128, Shake256};
+
+    #[test]
+    fn read_lanes_writes_the_state_bytes_in_order() {
+        let state: [u64; 25] = core::array::from_fn(|i| 0x0102_0304_0506_0708 * (i as u64 + 1));
+        let bytes: Vec<u8> = state.iter().flat_map(|l| l.to_le_bytes()).collect();
+        for len in 0..=200 {
+            let mut out = vec![0xee; len + 1];
+            read_lanes(&state, &mut out[..len]);
+            assert_eq!(out[..len], bytes[..len], "length {len}");
+            assert_eq!(out[len], 0xee, "length {len}: wrote past the end");
+        }
+    }
 
     /// The permutation of the `keccak` crate, for these tests.
     struct KeccakCrate;

@@ -118,8 +118,12 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     r.copy_from_slice(&g[32..]);
 
     // The noise beside J's next blocks, then J alone.
-    sample_beside::<B, W>(&mut states, &mut j, &r, 0, P::ETA1, y);
-    sample_beside::<B, W>(&mut states, &mut j, &r, P::K as u8, P::ETA2, e1_e2);
+    match P::ETA1 {
+        3 => sample_beside::<B, W, 3>(&mut states, &mut j, &r, 0, y),
+        _ => sample_beside::<B, W, 2>(&mut states, &mut j, &r, 0, y),
+    }
+    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || P::ETA1 == 3)) };
+    sample_beside::<B, W, 2>(&mut states, &mut j, &r, P::K as u8, e1_e2);
     while j.pending() {
         j.absorb_next(&mut states[J]);
         B::keccak_f1600_many(&mut states, &[J]);
@@ -137,14 +141,14 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
 
 /// `out[i]` = SamplePolyCBD_eta(PRF_eta(r, nonce + i)), `W - 1` streams per
 /// permutation in states `1..W`, each permutation also carrying J's next
-/// block while J has one.
+/// block while J has one. (`ETA` is a constant so that the eta = 3 branch
+/// and its buffers stay out of the other sets' stack frames.)
 #[target_feature(enable = "avx2")]
-fn sample_beside<B: Backend, const W: usize>(
+fn sample_beside<B: Backend, const W: usize, const ETA: usize>(
     states: &mut [[u64; 25]; W],
     j: &mut Rejection<'_>,
     r: &[u8; 32],
     nonce: u8,
-    eta: usize,
     out: &mut [Poly],
 ) {
     let all: [usize; W] = core::array::from_fn(|i| i);
@@ -155,7 +159,7 @@ fn sample_beside<B: Backend, const W: usize>(
             *state = prf_state(r, nonce.wrapping_add(offset));
         }
         permute_with_j::<B, W>(states, j, &all[1..=n]);
-        if eta == 2 {
+        if ETA == 2 {
             for (poly, state) in batch.iter_mut().zip(&states[1..]) {
                 let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
                 cbd_avx2::sample_poly_cbd2(words, poly);
