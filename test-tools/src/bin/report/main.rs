@@ -109,16 +109,19 @@ pub fn on_backend<T>(
 }
 
 /// A table of one row per (instance, set, operation): those three, then
-/// the cells `measure` gives or its error in bold.
+/// the cells `measure` gives or its error in bold. Before each row,
+/// `[<section> <instance> <set> <operation>] <doing>` goes to stderr.
 pub fn operation_table(
     args: &Args,
     instances: &[BackendKind],
     titles: &[&str],
+    (section, doing): (&str, &str),
     mut measure: impl FnMut(BackendKind, &str, KatParams, &str) -> Result<Vec<String>, String>,
 ) -> Table {
     let mut table = Table::titled(&[&["instance", "set", "operation"], titles].concat());
     for (backend, label, set) in cases(args, instances) {
         for operation in ["keygen", "encaps", "decaps"] {
+            eprintln!("  [{section} {label} {} {operation}] {doing}", set.name());
             let mut row = vec![format!("`{label}`")];
             row.extend([set.name(), operation].map(str::to_owned));
             let cells = measure(backend, &label, set, operation);

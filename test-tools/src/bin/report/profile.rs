@@ -130,15 +130,13 @@ pub fn run(
         "Keccak-f (1-way / 4-way / 8-way)",
         "RNG calls (bytes)",
     ];
+    let doing = format!("{calls} calls");
     let table = operation_table(
         args,
         instances,
         &titles,
+        ("profile", &doing),
         |backend, label, set, operation| {
-            eprintln!(
-                "  [profile {label} {} {operation}] {calls} calls",
-                set.name()
-            );
             let profiled =
                 || test_tools::with_set!(set, P => profile_operation::<P>(operation, calls));
             let totals = on_backend(backend, profiled).map_err(|e| format!("failed: {e}"))?;

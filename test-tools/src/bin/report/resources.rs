@@ -190,11 +190,8 @@ pub fn run(
         args,
         instances,
         &titles,
+        ("resources", "child process"),
         |backend, label, set, operation| {
-            eprintln!(
-                "  [resources {label} {} {operation}] child process",
-                set.name()
-            );
             let answer = on_backend(
                 backend,
                 || test_tools::with_set!(set, P => check_kem_core::<P>()),
