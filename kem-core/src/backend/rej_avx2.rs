@@ -182,7 +182,7 @@ fn sample_step(coeffs: &mut [i16; N], mut filled: usize, lo: __m128i, hi: __m128
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// xorshift64* bytes, deterministic per seed.
@@ -220,8 +220,15 @@ mod tests {
         all
     }
 
-    #[target_feature(enable = "avx2")]
-    fn check() {
+    /// Checks a block sampler against the scalar loop on every input of
+    /// [`inputs`] from fill levels around each vector width's last step.
+    ///
+    /// # Safety
+    /// The CPU must have the target features `sample` enables.
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn check_block_sampler(
+        sample: unsafe fn(&mut [i16; N], usize, &[u64; 25]) -> usize,
+    ) {
         let mut cases = 0;
         for bytes in inputs(SHAKE128_RATE) {
             // The block as the first 21 lanes of a state; the capacity lanes
@@ -230,7 +237,7 @@ mod tests {
             for (lane, chunk) in state.iter_mut().zip(bytes.chunks_exact(8)) {
                 *lane = u64::from_le_bytes(chunk.try_into().unwrap());
             }
-            for filled in [0, 1, 100, 200, 240, 241, 250, 255, 256] {
+            for filled in [0, 1, 100, 200, 223, 224, 225, 240, 241, 250, 255, 256] {
                 let prefill = pseudo_random(filled as u64 + 1000, 2 * N);
                 let mut start = [0i16; N];
                 for (c, b) in start.iter_mut().zip(prefill.chunks_exact(2)) {
@@ -239,13 +246,22 @@ mod tests {
                 let mut expected = start;
                 let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
                 let mut got = start;
-                let ret = rejection_sample_block(&mut got, filled, &state);
+                // SAFETY: the caller's contract.
+                let ret = unsafe { sample(&mut got, filled, &state) };
                 assert_eq!(ret, want, "filled {filled}");
                 assert_eq!(got[..ret], expected[..want], "filled {filled}");
                 cases += 1;
             }
         }
         assert!(cases > 1000);
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    unsafe fn check() {
+        // SAFETY: AVX2 (the caller's contract) is all the sampler needs.
+        unsafe { check_block_sampler(rejection_sample_block) }
     }
 
     #[test]

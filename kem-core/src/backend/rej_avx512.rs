@@ -109,7 +109,6 @@ fn sample_step(coeffs: &mut [i16; N], filled: usize, bytes: __m512i, spread: __m
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::SHAKE128_RATE;
 
     #[test]
     fn spread_table() {
@@ -139,54 +138,12 @@ mod tests {
         unsafe { check() }
     }
 
-    /// Blocks as the AVX2 tests build them: every candidate rejected, every
-    /// one accepted, q - 1 and q, biased toward rejection, and random.
-    fn blocks() -> Vec<[u8; SHAKE128_RATE]> {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut random = |or: u8| {
-            core::array::from_fn(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 24) as u8 | or
-            })
-        };
-        let mut all = vec![[0xff; SHAKE128_RATE], [0; SHAKE128_RATE]];
-        for (d1, d2) in [(3328u16, 3328u16), (3329, 3329), (3328, 3329), (3329, 0)] {
-            let chunk = [
-                d1 as u8,
-                ((d1 >> 8) as u8) | ((d2 as u8 & 0x0f) << 4),
-                (d2 >> 4) as u8,
-            ];
-            all.push(core::array::from_fn(|i| chunk[i % 3]));
-        }
-        all.extend((0..200).map(|_| random(0)));
-        all.extend((0..60).map(|_| random(0xc0)));
-        all
-    }
-
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-    fn check() {
-        let mut cases = 0;
-        for bytes in blocks() {
-            // The block as the first 21 lanes of a state; the capacity lanes
-            // hold garbage that must not be read.
-            let mut state = [0x0123_4567_89ab_cdefu64; 25];
-            for (lane, chunk) in state.iter_mut().zip(bytes.chunks_exact(8)) {
-                *lane = u64::from_le_bytes(chunk.try_into().unwrap());
-            }
-            for filled in [0, 1, 100, 200, 223, 224, 225, 240, 241, 250, 255, 256] {
-                let start: [i16; N] = core::array::from_fn(|i| (i * 7919 + filled) as i16);
-                let mut expected = start;
-                let want = crate::sample::rejection_sample(&mut expected, filled, &bytes);
-                let mut got = start;
-                let ret = rejection_sample_block(&mut got, filled, &state);
-                assert_eq!(ret, want, "filled {filled}");
-                assert_eq!(got[..ret], expected[..want], "filled {filled}");
-                cases += 1;
-            }
-        }
-        assert!(cases > 1000);
+    /// # Safety
+    /// The CPU must have the features `rejection_sample_block` enables.
+    #[allow(unsafe_code)]
+    unsafe fn check() {
+        // SAFETY: the caller's contract.
+        unsafe { rej_avx2::tests::check_block_sampler(rejection_sample_block) }
     }
 
     #[test]
