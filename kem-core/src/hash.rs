@@ -124,7 +124,7 @@ pub(crate) fn read_lanes(state: &[u64; 25], out: &mut [u8]) {
         chunk.copy_from_slice(&lane.to_le_bytes());
     }
     let tail = chunks.into_remainder();
-    if let (false, Some(lane)) = (tail.is_empty(), state.get(whole)) {
+    if let Some(lane) = state.get(whole) {
         tail.copy_from_slice(&lane.to_le_bytes()[..tail.len()]);
     }
 }

@@ -74,9 +74,7 @@ impl Backend for Avx512 {
     /// depends on the CPU only.
     #[inline(always)]
     fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
-        if std::is_x86_feature_detected!("avx512vbmi")
-            && std::is_x86_feature_detected!("avx512vbmi2")
-        {
+        if super::rej_avx512::is_available() {
             // SAFETY: `Avx512` runs only where AVX2, AVX-512F and AVX-512BW
             // are available (module docs), and VBMI and VBMI2 were just
             // detected.

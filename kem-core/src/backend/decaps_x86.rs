@@ -118,11 +118,11 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     r.copy_from_slice(&g[32..]);
 
     // The noise beside J's next blocks, then J alone.
+    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || P::ETA1 == 3)) };
     match P::ETA1 {
         3 => sample_beside::<B, W, 3>(&mut states, &mut j, &r, 0, y),
         _ => sample_beside::<B, W, 2>(&mut states, &mut j, &r, 0, y),
     }
-    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || P::ETA1 == 3)) };
     sample_beside::<B, W, 2>(&mut states, &mut j, &r, P::K as u8, e1_e2);
     while j.pending() {
         j.absorb_next(&mut states[J]);
