@@ -83,6 +83,22 @@ impl Step {
     }
 }
 
+/// The permutations [`Pool::step_width`] expects a matrix entry with
+/// `blocks` blocks squeezed to need still, if it is not done: three blocks
+/// nearly always fill an entry, and one more is rare.
+fn sample_left(blocks: u8) -> usize {
+    3usize.saturating_sub(usize::from(blocks)).max(1)
+}
+
+/// The indices of the bits set in `mask`, lowest first.
+fn sponges(mut mask: u32) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        let index = mask.trailing_zeros() as usize;
+        mask &= mask.wrapping_sub(1);
+        (index < 32).then_some(index)
+    })
+}
+
 /// The pool and the key being built.
 ///
 /// `SPONGES` is 1 + 2k + k² and `NOISE_BUFFERS` is 2k when eta1 = 3 (a
@@ -105,12 +121,15 @@ struct Pool<
     /// Coefficients sampled per matrix entry (indexed by entry, row-major;
     /// only the first k² are used).
     filled: [usize; SPONGES],
+    /// Bit `i` set while sponge `i` has work left (its job is not `Done`).
+    pending: u32,
+    /// Permutations the noise and matrix sponges are still expected to
+    /// need (see [`Pool::step_width`]), kept up to date by
+    /// [`Pool::consume`].
+    other_left: usize,
     /// PRF output of each noise stream that spans two blocks (eta1 = 3),
     /// until it is complete.
     noise_bytes: [[u8; 64 * 3]; NOISE_BUFFERS],
-    /// Noise streams finished, CBD and NTT done (indexed by stream; only the
-    /// first 2k are used).
-    noise_done: [bool; SPONGES],
     /// Â^T (k² polynomials: Â[i, j] at j·k + i, the layout of
     /// `pke::expanded_key_len`) then t̂ (k).
     expanded: &'a mut [Poly],
@@ -161,7 +180,7 @@ fn generate<
     out: &mut KeyBuffers<'_>,
 ) -> [u8; 32] {
     const {
-        assert!(SPONGES == 1 + 2 * K + K * K);
+        assert!(SPONGES == 1 + 2 * K + K * K && SPONGES <= 32);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
     let (expanded, s_hat, ek) = (&mut *out.expanded, &mut *out.s_hat, &mut *out.ek);
@@ -177,7 +196,9 @@ fn generate<
         blocks: [0; SPONGES],
         filled: [0; SPONGES],
         noise_bytes: [[0; 64 * 3]; NOISE_BUFFERS],
-        noise_done: [false; SPONGES],
+        pending: (1 << SPONGES) - 1,
+        // A noise stream needs 64·eta1 bytes: one block, or two for eta1 = 3.
+        other_left: 2 * k * (64 * ETA1).div_ceil(SHAKE256_RATE) + k * k * sample_left(0),
         expanded,
         s_hat,
         e_hat: [Poly::ZERO; K],
@@ -206,7 +227,8 @@ fn generate<
     while pool.step() {
         pool.advance_public_key();
     }
-    debug_assert!(pool.t_row == k && pool.jobs.iter().all(|&job| job == Job::Done));
+    debug_assert!(pool.t_row == k && pool.pending == 0 && pool.other_left == 0);
+    debug_assert!(pool.jobs.iter().all(|&job| job == Job::Done));
     // Each noise stream's bytes and state were wiped when it was consumed.
     zeroize_all(&mut pool.e_hat);
     pool.digest
@@ -242,29 +264,25 @@ impl<
         if self.hash_ready() && step.push(HASH) {
             return step;
         }
-        for index in 0..k {
-            if self.jobs[1 + index] != Job::Done && step.push(1 + index) {
+        let row_bits = (1u32 << k) - 1;
+        for sponge in sponges(self.pending & row_bits << 1) {
+            if step.push(sponge) {
                 return step;
             }
         }
         for row in 0..k {
-            if self.jobs[1 + k + row] != Job::Done && step.push(1 + k + row) {
+            let noise = 1 + k + row;
+            if self.pending & 1 << noise != 0 && step.push(noise) {
                 return step;
             }
             // The row's unfinished entries, least advanced first: entries
             // of a row are at most one block apart, so two passes suffice.
-            let entries = 1 + 2 * k + row * k..1 + 2 * k + (row + 1) * k;
-            let pending = |sponge: &usize| self.jobs[*sponge] != Job::Done;
-            let Some(least) = entries
-                .clone()
-                .filter(pending)
-                .map(|sponge| self.blocks[sponge])
-                .min()
-            else {
+            let entries = self.pending & row_bits << (1 + 2 * k + row * k);
+            let Some(least) = sponges(entries).map(|sponge| self.blocks[sponge]).min() else {
                 continue;
             };
             for pass_least in [true, false] {
-                for sponge in entries.clone().filter(pending) {
+                for sponge in sponges(entries) {
                     if (self.blocks[sponge] == least) == pass_least && step.push(sponge) {
                         return step;
                     }
@@ -288,18 +306,7 @@ impl<
             Job::Hash { next_block } => padded_blocks(self.ek.len(), SHA3_256_RATE) - next_block,
             _ => 0,
         };
-        let noise_blocks = (64 * ETA1).div_ceil(SHAKE256_RATE);
-        let other_left: usize = self
-            .jobs
-            .iter()
-            .zip(&self.blocks)
-            .map(|(job, &blocks)| match job {
-                Job::Noise { squeezed, .. } => noise_blocks - squeezed / SHAKE256_RATE,
-                Job::Sample { .. } => 3usize.saturating_sub(usize::from(blocks)).max(1),
-                _ => 0,
-            })
-            .sum();
-        if other_left > 3 * hash_left + 4 {
+        if self.other_left > 3 * hash_left + 4 {
             widest
         } else {
             widest.min(4)
@@ -342,6 +349,12 @@ impl<
         B::keccak_f1600_many(&mut self.states, chosen);
     }
 
+    /// Marks sponge `index` as done.
+    fn finish(&mut self, index: usize) {
+        self.jobs[index] = Job::Done;
+        self.pending &= !(1 << index);
+    }
+
     /// Lets sponge `index` use the block its permutation produced.
     #[target_feature(enable = "avx2")]
     fn consume(&mut self, index: usize) {
@@ -351,7 +364,7 @@ impl<
                 let next_block = next_block + 1;
                 if next_block == padded_blocks(self.ek.len(), SHA3_256_RATE) {
                     read_lanes(state, &mut self.digest);
-                    self.jobs[index] = Job::Done;
+                    self.finish(index);
                 } else {
                     self.jobs[index] = Job::Hash { next_block };
                 }
@@ -362,6 +375,8 @@ impl<
             } => {
                 let len = 64 * ETA1;
                 let k = K;
+                // One block of the stream's share of `other_left`.
+                self.other_left -= 1;
                 let poly = if stream < k {
                     &mut self.s_hat[stream]
                 } else {
@@ -392,16 +407,20 @@ impl<
                     // representatives it is computed from.
                     poly.make_canonical();
                 }
-                self.noise_done[stream] = true;
-                self.jobs[index] = Job::Done;
+                self.finish(index);
             }
             Job::Sample { entry } => {
-                self.blocks[index] = self.blocks[index].saturating_add(1);
+                let blocks = self.blocks[index];
+                self.blocks[index] = blocks.saturating_add(1);
+                // The entry's share of `other_left`, replaced below.
+                self.other_left -= sample_left(blocks);
                 let filled = &mut self.filled[entry];
                 let coeffs = &mut self.expanded[transposed(K, entry)].coeffs;
                 *filled = B::rejection_sample_block(coeffs, *filled, state);
                 if *filled == N {
-                    self.jobs[index] = Job::Done;
+                    self.finish(index);
+                } else {
+                    self.other_left += sample_left(self.blocks[index]);
                 }
             }
             Job::Done => unreachable!("a finished sponge is never chosen"),
@@ -412,10 +431,11 @@ impl<
     #[target_feature(enable = "avx2")]
     fn advance_public_key(&mut self) {
         let k = K;
-        if !self.noise_done[..k].iter().all(|&done| done) {
+        let noise_pending = |stream: usize| self.pending & 1 << (1 + stream) != 0;
+        if (0..k).any(noise_pending) {
             return;
         }
-        while self.t_row < k && self.noise_done[k + self.t_row] {
+        while self.t_row < k && !noise_pending(k + self.t_row) {
             let row = self.t_row;
             let sampled = self.filled[row * k..(row + 1) * k]
                 .iter()
