@@ -2,6 +2,8 @@
 //! NTT^-1 (Algorithm 10) and multiplication in the NTT domain (Algorithms 11
 //! and 12), in Montgomery arithmetic with lazy reduction.
 
+use core::borrow::Borrow;
+
 use crate::field::{barrett_reduce, fqmul, montgomery_reduce, Q};
 use crate::poly::{Poly, N};
 
@@ -131,7 +133,7 @@ pub(crate) const GAMMAS: [i16; 128] = {
 /// Montgomery-reduced once per output coefficient: with |a|, |b| < q and
 /// k ≤ 4 the sums stay below 2k·q^2 < q·2^15.
 #[inline(always)]
-pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[impl Borrow<Poly>], b: &[Poly]) {
     debug_assert_eq!(a.len(), b.len());
     // 64 coefficients at a time: a small accumulator that still vectorises.
     const CHUNK: usize = 64;
@@ -142,7 +144,7 @@ pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
         let mut sums = [0i32; CHUNK];
         let gammas = &GAMMAS[start / 2..(start + CHUNK) / 2];
         for (pa, pb) in a.iter().zip(b.iter()) {
-            let pa = &pa.coeffs[start..start + CHUNK];
+            let pa = &pa.borrow().coeffs[start..start + CHUNK];
             let pb = &pb.coeffs[start..start + CHUNK];
             for (((s, a), b), gamma) in sums
                 .chunks_exact_mut(2)

@@ -56,6 +56,7 @@ impl Backend for Avx2 {
     avx2_method!(fn ntt(p: &mut Poly));
     avx2_method!(fn inv_ntt(p: &mut Poly));
     avx2_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
+    avx2_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
     avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx2_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
@@ -109,6 +110,16 @@ mod with_avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
         crate::backend::basemul_avx2::multiply_accumulate(acc, a, b);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn multiply_accumulate_range(
+        acc: &mut [i16],
+        a: &[&Poly],
+        b: &[Poly],
+        start: usize,
+    ) {
+        crate::backend::basemul_avx2::multiply_accumulate_range(acc, a, b, start);
     }
 
     #[target_feature(enable = "avx2")]

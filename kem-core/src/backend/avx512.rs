@@ -67,6 +67,7 @@ impl Backend for Avx512 {
     avx512_method!(fn ntt(p: &mut Poly));
     avx512_method!(fn inv_ntt(p: &mut Poly));
     avx512_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
+    avx512_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
 
     /// VBMI2's compressing store where the CPU has it (Ice Lake, Zen 4 and
     /// later), else the AVX2 code. The check is the standard library's
@@ -151,6 +152,16 @@ mod with_avx512 {
     #[target_feature(enable = "avx2,avx512f,avx512bw")]
     pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
         ntt_avx512::multiply_accumulate(acc, a, b);
+    }
+
+    #[target_feature(enable = "avx2,avx512f,avx512bw")]
+    pub(super) fn multiply_accumulate_range(
+        acc: &mut [i16],
+        a: &[&Poly],
+        b: &[Poly],
+        start: usize,
+    ) {
+        ntt_avx512::multiply_accumulate_range(acc, a, b, start);
     }
 
     crate::backend::sponge_pools!(Avx512, "avx2,avx512f,avx512vl", 8);

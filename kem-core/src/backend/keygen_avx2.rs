@@ -30,7 +30,7 @@
 //! ek); the noise sponges and buffers, which are secret, are zeroized when
 //! they are consumed.
 
-use super::basemul_avx2::{finish_public_key, multiply_accumulate_range};
+use super::basemul_avx2::finish_public_key;
 use super::expand_avx2::{padded_block, padded_blocks, start_entry, transposed};
 use super::KeyBuffers;
 use super::{cbd_avx2, encode_avx2, Backend};
@@ -453,7 +453,7 @@ impl<
                 let t = &mut t_hat[row].coeffs[start..target];
                 let a_row: [&Poly; K] =
                     core::array::from_fn(|j| &a_hat[transposed(K, row * K + j)]);
-                multiply_accumulate_range(t, &a_row, self.s_hat, start);
+                B::multiply_accumulate_range(t, &a_row, self.s_hat, start);
                 finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
                 let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];
                 encode_avx2::encode_12::<false>(t, bytes);

@@ -203,6 +203,19 @@ pub(crate) trait Backend: Sized + 'static {
         ntt::multiply_accumulate(acc, a, b);
     }
 
+    /// Coefficients `start..start + acc.len()` of Algorithms 11 and 12's
+    /// Σ a_i ∘ b_i · 2^-16, reduced as [`Backend::multiply_accumulate`]
+    /// reduces them (`start` and the length multiples of 32): key
+    /// generation's pools compute t̂ a slice at a time, as Â is sampled. The
+    /// default computes the whole sum and keeps the slice.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64 pools only
+    #[inline(always)]
+    fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize) {
+        let mut sum = Poly::ZERO;
+        ntt::multiply_accumulate(&mut sum, a, b);
+        acc.copy_from_slice(&sum.coeffs[start..start + acc.len()]);
+    }
+
     /// Â as a row-major k×k matrix: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i).
     #[inline(always)]
     fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {

@@ -75,6 +75,8 @@ use core::arch::x86_64::{
     _mm512_sub_epi16, _mm512_unpackhi_epi64, _mm512_unpacklo_epi64,
 };
 
+use core::borrow::Borrow;
+
 use super::mem_avx2::{load512, store512};
 use super::ntt_avx2::Q_INV;
 use crate::field::Q;
@@ -501,13 +503,13 @@ const ODD_LANES: u32 = 0xAAAA_AAAA;
 /// pairs), as in `basemul_avx2::pair_sums`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn pair_sums(a: &[Poly], b: &[Poly], index: usize) -> (__m512i, __m512i) {
+fn pair_sums(a: &[impl Borrow<Poly>], b: &[Poly], index: usize) -> (__m512i, __m512i) {
     let range = LANES * index..LANES * (index + 1);
     let gamma = load512(&GAMMA_LANES[index].0);
     let mut c0 = _mm512_setzero_si512();
     let mut c1 = _mm512_setzero_si512();
     for (pa, pb) in a.iter().zip(b) {
-        let va = load512(&pa.coeffs[range.clone()]);
+        let va = load512(&pa.borrow().coeffs[range.clone()]);
         let vb = load512(&pb.coeffs[range.clone()]);
         // (a0, fqmul(a1, b1)) · (b0, gamma)
         let x = _mm512_mask_blend_epi16(ODD_LANES, va, fqmul_variable(va, vb));
@@ -546,10 +548,26 @@ fn montgomery_reduce_pairs(c0: __m512i, c1: __m512i) -> __m512i {
 /// (result below q), which the Barrett reduction then centers.
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+    multiply_accumulate_range(&mut acc.coeffs, a, b, 0);
+}
+
+/// [`multiply_accumulate`] on coefficients `start..start + acc.len()`
+/// only (multiples of 32): key generation's slices of t̂. `a` holds
+/// polynomials or references to them (a row of the matrix).
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) fn multiply_accumulate_range(
+    acc: &mut [i16],
+    a: &[impl Borrow<Poly>],
+    b: &[Poly],
+    start: usize,
+) {
     debug_assert_eq!(a.len(), b.len());
     debug_assert!(a.len() <= 4);
-    for (index, out) in acc.coeffs.chunks_exact_mut(LANES).enumerate() {
-        let (c0, c1) = pair_sums(a, b, index);
+    debug_assert!(
+        start.is_multiple_of(LANES) && acc.len().is_multiple_of(LANES) && start + acc.len() <= N
+    );
+    for (i, out) in acc.chunks_exact_mut(LANES).enumerate() {
+        let (c0, c1) = pair_sums(a, b, start / LANES + i);
         store512(out, barrett_reduce(montgomery_reduce_pairs(c0, c1)));
     }
 }
@@ -761,6 +779,30 @@ mod tests {
                     let mut portable = Poly::ZERO;
                     crate::ntt::multiply_accumulate(&mut portable, a, b);
                     assert_eq!(got.coeffs, portable.coeffs, "k = {k}, input {n}");
+                }
+                // Slices, from a row of references as key generation passes
+                // them; the backend trait's default (whole sum, sliced)
+                // agrees.
+                let row: Vec<&Poly> = a.iter().collect();
+                for (start, len) in [(0, 32), (64, 96), (224, 32)] {
+                    let mut part = [0i16; 96];
+                    multiply_accumulate_range(&mut part[..len], &row, b, start);
+                    let expected = &expect.coeffs[start..start + len];
+                    assert_eq!(part[..len], *expected, "k = {k}, input {n}, from {start}");
+                    if n < 50 {
+                        let mut default = [0i16; 96];
+                        <crate::backend::Portable as crate::backend::Backend>::multiply_accumulate_range(
+                            &mut default[..len],
+                            &row,
+                            b,
+                            start,
+                        );
+                        assert_eq!(
+                            default[..len],
+                            *expected,
+                            "k = {k}, input {n}, from {start}"
+                        );
+                    }
                 }
             }
         }
