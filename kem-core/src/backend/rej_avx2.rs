@@ -113,25 +113,12 @@ fn compact_shuffle(mask: usize) -> __m128i {
 #[target_feature(enable = "avx2")]
 pub(crate) fn rejection_sample_block(
     coeffs: &mut [i16; N],
-    filled: usize,
-    state: &[u64; 25],
-) -> usize {
-    rejection_sample_from(coeffs, filled, state, 0)
-}
-
-/// [`rejection_sample_block`] on the block's bytes from lane `lane` on (a
-/// multiple of 3, so that it starts a 3-byte chunk; `rej_avx512` continues
-/// here after its wider steps).
-#[target_feature(enable = "avx2")]
-pub(crate) fn rejection_sample_from(
-    coeffs: &mut [i16; N],
     mut filled: usize,
     state: &[u64; 25],
-    mut lane: usize,
 ) -> usize {
     const LANES: usize = SHAKE128_RATE / 8;
     const STEP_WORDS: usize = STEP_BYTES / 8;
-    debug_assert!(lane.is_multiple_of(STEP_WORDS) && lane <= LANES);
+    let mut lane = 0;
     while lane < LANES {
         if filled + STEP_LANES > N {
             // The last coefficients: the scalar loop on the rest.

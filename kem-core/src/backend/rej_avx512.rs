@@ -12,13 +12,15 @@
 //! polynomial, which then advances by the number of accepted lanes; lanes
 //! stored past that end are garbage that the next store overwrites. This is
 //! the AVX2 code's step (`rej_avx2`) at twice the width, without its
-//! shuffle and popcount tables.
+//! shuffle and popcount tables. Where fewer than 32 coefficients are
+//! missing, the step's vector goes to a buffer and only the accepted lanes
+//! that still fit are copied, so the polynomial ends where the scalar loop
+//! would end it.
 //!
 //! A squeezed SHAKE128 block is 168 bytes: three steps cover its first 144
-//! bytes while 32 more coefficients fit, and the AVX2 code continues with
-//! the rest (its 24-byte steps, then the scalar loop near the end), so the
-//! result is exactly that of the scalar
-//! [`crate::sample::rejection_sample`] on the whole block.
+//! bytes, and a fourth, on 16 candidates, its last 24, so the result is
+//! exactly that of the scalar [`crate::sample::rejection_sample`] on the
+//! whole block.
 //!
 //! Only the compressed store depends on the XOF output, which is public
 //! (derived from ρ, part of the encapsulation key).
@@ -33,7 +35,6 @@ use core::arch::x86_64::{
 };
 
 use super::mem_avx2::{load512, store512};
-use super::rej_avx2;
 use crate::field::Q;
 use crate::poly::N;
 
@@ -43,19 +44,30 @@ const STEP_WORDS: usize = 6;
 /// Candidates a vector step can append, at most.
 const STEP_LANES: usize = 32;
 
-/// The vector steps per block: 3 × 48 of its 168 bytes (the last vector
-/// load reads words 12..20 of the 25-word state).
+/// The whole steps per block: 3 × 48 of its 168 bytes (the last of their
+/// loads reads words 12..20 of the 25-word state).
 const STEPS: usize = 3;
+
+/// The last step's load: words 17..25 of the state, whose bytes 8..32 are
+/// the block's last 24 bytes (words 18..21), 16 candidates.
+const LAST_WORD: usize = 17;
+
+/// The candidates of the last step: its first 16 lanes.
+const LAST_CANDIDATES: u32 = 0xffff;
 
 /// `vpermb` indices: 16-bit lane j takes bytes 3(j/2) + j%2 and
 /// 3(j/2) + j%2 + 1 of the step's 48 bytes.
-static SPREAD: [u8; 64] = spread();
+static SPREAD: [u8; 64] = spread(0, STEP_LANES);
 
-const fn spread() -> [u8; 64] {
+/// The same for the last step: its 16 candidates start at byte 8 of the
+/// load, and the other lanes read byte 0 (they are not candidates).
+static SPREAD_LAST: [u8; 64] = spread(8, 16);
+
+const fn spread(offset: usize, lanes: usize) -> [u8; 64] {
     let mut table = [0u8; 64];
     let mut lane = 0;
-    while lane < STEP_LANES {
-        let first = 3 * (lane / 2) + lane % 2;
+    while lane < lanes {
+        let first = offset + 3 * (lane / 2) + lane % 2;
         table[2 * lane] = first as u8;
         table[2 * lane + 1] = first as u8 + 1;
         lane += 1;
@@ -76,9 +88,9 @@ pub(crate) fn is_available() -> bool {
 /// `state` (its first 21 lanes, little-endian).
 ///
 /// Same contract and exactly the same result as
-/// [`rej_avx2::rejection_sample_block`]: entries at and after the returned
-/// count may have been overwritten with garbage, but nothing past index
-/// 255 is written.
+/// [`super::rej_avx2::rejection_sample_block`]: entries at and after the
+/// returned count may have been overwritten with garbage, but nothing past
+/// index 255 is written.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
 pub(crate) fn rejection_sample_block(
     coeffs: &mut [i16; N],
@@ -86,31 +98,52 @@ pub(crate) fn rejection_sample_block(
     state: &[u64; 25],
 ) -> usize {
     let spread = load512(&SPREAD);
-    let mut lane = 0;
-    while lane < STEPS * STEP_WORDS && filled + STEP_LANES <= N {
-        let bytes = load512(&state[lane..lane + 8]);
-        filled = sample_step(coeffs, filled, bytes, spread);
-        lane += STEP_WORDS;
+    for step in 0..STEPS {
+        if filled == N {
+            return N;
+        }
+        let bytes = load512(&state[step * STEP_WORDS..]);
+        filled = sample_step(coeffs, filled, bytes, spread, u32::MAX);
     }
-    rej_avx2::rejection_sample_from(coeffs, filled, state, lane)
+    if filled < N {
+        let bytes = load512(&state[LAST_WORD..]);
+        let spread = load512(&SPREAD_LAST);
+        filled = sample_step(coeffs, filled, bytes, spread, LAST_CANDIDATES);
+    }
+    filled
 }
 
-/// One vector step: appends the accepted ones of the 32 candidates in the
-/// low 48 bytes of `bytes`; needs `filled + 32 <= N`. Returns the new count.
+/// One vector step: appends the accepted ones of the candidates
+/// (`candidates` masks their lanes) that `spread` picks from `bytes`, as
+/// far as they fit below N. Returns the new count.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-fn sample_step(coeffs: &mut [i16; N], filled: usize, bytes: __m512i, spread: __m512i) -> usize {
+fn sample_step(
+    coeffs: &mut [i16; N],
+    filled: usize,
+    bytes: __m512i,
+    spread: __m512i,
+    candidates: u32,
+) -> usize {
     let v = _mm512_permutexvar_epi8(spread, bytes);
     // Even lanes (d1): low 12 bits. Odd lanes (d2): the top 12 bits.
     let v = _mm512_mask_srli_epi16::<4>(v, 0xaaaa_aaaa, v);
     let v = _mm512_and_si512(v, _mm512_set1_epi16(0x0fff));
-    let accept = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(Q));
-    // filled + 32 <= N, so the 32-lane store is in bounds.
-    store512(
-        &mut coeffs[filled..],
-        _mm512_maskz_compress_epi16(accept, v),
-    );
-    filled + accept.count_ones() as usize
+    let accept = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(Q)) & candidates;
+    let packed = _mm512_maskz_compress_epi16(accept, v);
+    let accepted = accept.count_ones() as usize;
+    match coeffs.get_mut(filled..filled + STEP_LANES) {
+        Some(room) => store512(room, packed),
+        None => {
+            // Fewer than 32 coefficients missing: the first accepted ones
+            // complete the polynomial, as in the scalar loop.
+            let mut lanes = [0i16; STEP_LANES];
+            store512(&mut lanes, packed);
+            let fits = accepted.min(N - filled);
+            coeffs[filled..filled + fits].copy_from_slice(&lanes[..fits]);
+        }
+    }
+    (filled + accepted).min(N)
 }
 
 #[cfg(test)]
@@ -118,12 +151,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spread_table() {
+    fn spread_tables() {
         // Lanes 2c and 2c + 1 read chunk c's bytes (0, 1) and (1, 2).
         for c in 0..16 {
             let b = 3 * c as u8;
             assert_eq!(SPREAD[4 * c..4 * c + 4], [b, b + 1, b + 1, b + 2]);
         }
+        // The last step's eight chunks start at byte 8 of its load, which
+        // is byte 144 of the block.
+        for c in 0..8 {
+            let b = 8 + 3 * c as u8;
+            assert_eq!(SPREAD_LAST[4 * c..4 * c + 4], [b, b + 1, b + 1, b + 2]);
+        }
+        assert_eq!(8 * LAST_WORD + 8, STEPS * 8 * STEP_WORDS);
+        assert_eq!(8 * (LAST_WORD + 8), 200);
     }
 
     /// Runs `check` where the CPU has what this module needs.
@@ -143,7 +184,7 @@ mod tests {
     #[allow(unsafe_code)]
     unsafe fn check() {
         // SAFETY: the caller's contract.
-        unsafe { rej_avx2::tests::check_block_sampler(rejection_sample_block) }
+        unsafe { super::super::rej_avx2::tests::check_block_sampler(rejection_sample_block) }
     }
 
     #[test]
