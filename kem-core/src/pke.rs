@@ -98,13 +98,14 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
 ) {
     let mut y = P::PolyVec::zeroed();
     let mut noise = P::NoiseVec::zeroed();
-    sample_encryption_noise::<P, B>(r, y.as_mut(), noise.as_mut());
+    B::sample_encryption_noise::<P>(r, y.as_mut(), noise.as_mut());
     encrypt_with_noise::<P, B>(expanded, m, y.as_mut(), noise.as_mut(), ct);
 }
 
 /// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17): y (k polynomials,
 /// eta1, PRF nonces 0..k) and e1 ‖ e2 (k + 1 polynomials, eta2, nonces
-/// k..2k+1), from the randomness r.
+/// k..2k+1), from the randomness r, one noise vector after the other: the
+/// default of `Backend::sample_encryption_noise`.
 pub(crate) fn sample_encryption_noise<P: ParameterSet, B: Backend>(
     r: &[u8; 32],
     y: &mut [Poly],

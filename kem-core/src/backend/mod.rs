@@ -261,6 +261,14 @@ pub(crate) trait Backend: Sized + 'static {
         zeroize::Zeroize::zeroize(&mut prf_out);
     }
 
+    /// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17) from its
+    /// randomness r: y (k polynomials, eta1, PRF nonces 0..k) and e1 ‖ e2
+    /// (k + 1 polynomials, eta2, nonces k..2k + 1).
+    #[inline(always)]
+    fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]) {
+        crate::pke::sample_encryption_noise::<P, Self>(r, y, e1_e2);
+    }
+
     /// Decapsulation's hashes after K-PKE.Decrypt: (K', r') = G(m' ‖ h)
     /// and K̄ = J(z ‖ c) (Algorithm 18, lines 7-8), returned as (K', K̄),
     /// and the re-encryption's noise from r' (Algorithm 14, lines 9-17:
@@ -276,7 +284,7 @@ pub(crate) trait Backend: Sized + 'static {
     ) -> ([u8; 32], [u8; 32]) {
         let (shared, mut r) = crate::hash::g::<Self>(input.m, input.h);
         let rejection = crate::hash::j::<Self>(input.z, input.c);
-        crate::pke::sample_encryption_noise::<P, Self>(&r, y, e1_e2);
+        Self::sample_encryption_noise::<P>(&r, y, e1_e2);
         zeroize::Zeroize::zeroize(&mut r);
         (shared, rejection)
     }

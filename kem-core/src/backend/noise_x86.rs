@@ -12,6 +12,7 @@
 
 use super::{cbd_avx2, Backend};
 use crate::hash::{read_lanes, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
@@ -99,6 +100,81 @@ fn batch_eta3<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
     }
     wipe(&mut states, [[0; 25]; W]);
     wipe(&mut bytes, [[0; 64 * 3]; W]);
+}
+
+/// The PRF streams of one encryption with eta1 = 3 (ML-KEM-512, k = 2):
+/// 2k + 1.
+const ETA3_STREAMS: usize = 5;
+
+/// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17), the contract of
+/// `Backend::sample_encryption_noise`: the k PRF streams of y (eta1,
+/// nonces 0..k) and the k + 1 of e1 ‖ e2 (eta2 = 2, nonces k..2k + 1).
+///
+/// With eta1 = 2 that is [`sample_noise`] on each vector. With eta1 = 3
+/// (ML-KEM-512) y's two streams span two blocks each, and batched per
+/// vector they take three four-way permutations, two of them with two
+/// lanes. Here they run as one pool, four streams a step, those with
+/// blocks left over first: y's and e1's first blocks, then y's second
+/// blocks beside e2, two four-way permutations. The schedule depends on
+/// the parameter set only; the states and buffers are secret and wiped.
+#[target_feature(enable = "avx2")]
+pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
+    r: &[u8; 32],
+    y: &mut [Poly],
+    e1_e2: &mut [Poly],
+) {
+    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || 2 * P::K + 1 == ETA3_STREAMS)) };
+    let k = P::K;
+    if P::ETA1 == 2 {
+        B::sample_noise::<2>(r, 0, y);
+        B::sample_noise::<2>(r, k as u8, e1_e2);
+        return;
+    }
+    debug_assert!(y.len() == k && e1_e2.len() == k + 1);
+    count(Primitive::Prf, ETA3_STREAMS as u64);
+    let mut states = [[0u64; 25]; ETA3_STREAMS];
+    let mut left = [0usize; ETA3_STREAMS];
+    for (stream, (state, left)) in states.iter_mut().zip(&mut left).enumerate() {
+        *state = prf_state(r, stream as u8);
+        *left = if stream < k { 2 } else { 1 };
+    }
+    // y's first blocks, until their second ones come.
+    let mut first_blocks = [[0u8; SHAKE256_RATE]; 2];
+    let lanes = B::KECCAK_WIDTH.min(4);
+    while let Some(longest) = left.iter().copied().max().filter(|&blocks| blocks > 0) {
+        let mut chosen = [0usize; 4];
+        let mut len = 0;
+        for blocks in (1..=longest).rev() {
+            for stream in (0..ETA3_STREAMS).filter(|&stream| left[stream] == blocks) {
+                if len < lanes {
+                    chosen[len] = stream;
+                    len += 1;
+                }
+            }
+        }
+        B::keccak_f1600_many(&mut states, &chosen[..len]);
+        for &stream in &chosen[..len] {
+            left[stream] -= 1;
+            let state = &states[stream];
+            match (stream.checked_sub(k), left[stream]) {
+                // e1 ‖ e2, eta = 2: 128 bytes, the first 16 lanes.
+                (Some(e), _) => {
+                    let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
+                    cbd_avx2::sample_poly_cbd2(words, &mut e1_e2[e]);
+                }
+                (None, 1) => read_lanes(state, &mut first_blocks[stream]),
+                (None, _) => {
+                    let mut bytes = [0u8; 64 * 3];
+                    bytes[..SHAKE256_RATE].copy_from_slice(&first_blocks[stream]);
+                    read_lanes(state, &mut bytes[SHAKE256_RATE..]);
+                    cbd_avx2::sample_poly_cbd::<3>(&bytes, &mut y[stream]);
+                    wipe(&mut bytes, [0; 64 * 3]);
+                }
+            }
+        }
+    }
+    wipe(&mut states, [[0; 25]; ETA3_STREAMS]);
+    wipe(&mut first_blocks, [[0; SHAKE256_RATE]; 2]);
 }
 
 #[cfg(test)]
