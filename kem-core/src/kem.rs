@@ -123,12 +123,12 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
     shared
 }
 
-/// Constant-time equality of two equal-length byte strings (ciphertexts,
-/// whose lengths are multiples of 8): the OR of the XORs of their 8-byte
-/// words, compared with zero by `subtle`. Every byte is read whatever the
-/// data; unlike a per-byte `subtle` comparison it costs one optimisation
-/// barrier instead of one per byte.
-fn ct_eq_bytes(a: &[u8], b: &[u8]) -> Choice {
+/// Constant-time equality of two equal-length byte strings (ciphertexts
+/// and hashes, whose lengths are multiples of 8): the OR of the XORs of
+/// their 8-byte words, compared with zero by `subtle`. Every byte is read
+/// whatever the data; unlike a per-byte `subtle` comparison it costs one
+/// optimisation barrier instead of one per byte.
+pub(crate) fn ct_eq_bytes(a: &[u8], b: &[u8]) -> Choice {
     debug_assert_eq!(a.len(), b.len());
     debug_assert_eq!(a.len() % 8, 0);
     let diff = a
