@@ -129,7 +129,8 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
 /// whatever the data; unlike a per-byte `subtle` comparison it costs one
 /// optimisation barrier instead of one per byte.
 pub(crate) fn ct_eq_bytes(a: &[u8], b: &[u8]) -> Choice {
-    debug_assert_eq!(a.len(), b.len());
+    // Lengths are public: a mismatch is a bug, not a difference.
+    assert_eq!(a.len(), b.len());
     debug_assert_eq!(a.len() % 8, 0);
     let diff = a
         .chunks_exact(8)

@@ -229,9 +229,11 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         // while the embedded ek is expanded; a hash mismatch is reported
         // first, as the check FIPS 203 requires.
         let ek = match EncapsulationKey::<P>::parse::<B>(ek_bytes) {
-            Ok(ek) if kem::ct_eq_bytes(ek.hash(), h).into() => ek,
+            Ok(ek) if bool::from(kem::ct_eq_bytes(ek.hash(), h)) => ek,
             Ok(_) => return Err(Error::DecapsulationKeyHashMismatch),
-            Err(error) if kem::ct_eq_bytes(&hash::h::<B>(ek_bytes), h).into() => return Err(error),
+            Err(error) if bool::from(kem::ct_eq_bytes(&hash::h::<B>(ek_bytes), h)) => {
+                return Err(error)
+            }
             Err(_) => return Err(Error::DecapsulationKeyHashMismatch),
         };
 

@@ -5,8 +5,8 @@
 //!   decapsulation's hashes) and noise sampling run up to eight sponges per
 //!   step on the eight-way permutation on 512-bit vectors (`keccak_x8`), or
 //!   two to four on the four-way permutation on AVX-512VL's rotate and
-//!   ternary-logic instructions (256-bit vectors, about 40% fewer
-//!   operations than the AVX2 one), whichever is cheaper for the step.
+//!   ternary-logic instructions (256-bit vectors, about half the
+//!   operations of the AVX2 one), whichever is cheaper for the step.
 //! - The one-way permutation is that four-way one with the state broadcast
 //!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
 //! - NTT, inverse NTT and base multiplication run on 512-bit vectors
@@ -125,8 +125,9 @@ mod with_avx512 {
 
     /// One sponge on the one-way permutation, two to four on the four-way
     /// one, five to eight on the eight-way one: each costs less than the
-    /// next wider one (rdtsc on a Sapphire Rapids class Xeon: about 670,
-    /// 656 and 930 ticks), so a step takes the narrowest that holds it.
+    /// next wider one (rdtsc on a Sapphire Rapids class Xeon, before theta
+    /// took its three-way XOR, which cut each by about 4%: about 670, 656
+    /// and 930 ticks), so a step takes the narrowest that holds it.
     #[target_feature(enable = "avx2,avx512f,avx512vl")]
     pub(super) fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
         match chosen.len() {

@@ -275,7 +275,7 @@ macro_rules! rol_native {
 }
 
 /// As [`keccak_f1600_x4`], with AVX-512VL's rotate and ternary-logic
-/// instructions on the same 256-bit vectors: about 40% fewer operations.
+/// instructions on the same 256-bit vectors: about half the operations.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {

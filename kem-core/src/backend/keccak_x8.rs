@@ -7,11 +7,13 @@
 //! A[x, y] of all eight instances, instance `i` in 64-bit element `i`. The
 //! round is `keccak_x4`'s (theta, rho, pi, chi and iota fused plane by
 //! plane) on 512-bit vectors, with AVX-512F's `vprolq` for the rotations
-//! and `vpternlogq` for chi. The 25 lanes and the five column parities fit
-//! in the 32 zmm registers, so nothing spills. On a Xeon with AVX-512
-//! (Sapphire Rapids class) it costs about 1.4 times the four-way
-//! permutation on AVX-512VL (rdtsc: about 930 against 656 ticks), so it
-//! pays when more than four sponges can move at once.
+//! and `vpternlogq` for chi and for theta's three-way XOR. The 25 lanes, the
+//! column parities and theta's terms nearly fit in the 32 zmm registers:
+//! LLVM spills a few per round. On a Xeon with AVX-512 (Sapphire Rapids
+//! class) it costs about 1.4 times the four-way permutation on AVX-512VL
+//! (rdtsc: about 930 against 656 ticks before the three-way XOR, which took
+//! about 4% off both), so it pays when more than four sponges can move at
+//! once.
 //!
 //! # Moving states in and out
 //!

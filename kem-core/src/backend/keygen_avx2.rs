@@ -180,7 +180,7 @@ fn generate<
     out: &mut KeyBuffers<'_>,
 ) -> [u8; 32] {
     const {
-        assert!(SPONGES == 1 + 2 * K + K * K && SPONGES <= 32);
+        assert!(SPONGES == 1 + 2 * K + K * K && SPONGES < 32);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
     let (expanded, s_hat, ek) = (&mut *out.expanded, &mut *out.s_hat, &mut *out.ek);
@@ -265,19 +265,19 @@ impl<
             return step;
         }
         let row_bits = (1u32 << k) - 1;
-        for sponge in sponges(self.pending & row_bits << 1) {
+        for sponge in sponges(self.pending & (row_bits << 1)) {
             if step.push(sponge) {
                 return step;
             }
         }
         for row in 0..k {
             let noise = 1 + k + row;
-            if self.pending & 1 << noise != 0 && step.push(noise) {
+            if self.pending & (1 << noise) != 0 && step.push(noise) {
                 return step;
             }
             // The row's unfinished entries, least advanced first: entries
             // of a row are at most one block apart, so two passes suffice.
-            let entries = self.pending & row_bits << (1 + 2 * k + row * k);
+            let entries = self.pending & (row_bits << (1 + 2 * k + row * k));
             let Some(least) = sponges(entries).map(|sponge| self.blocks[sponge]).min() else {
                 continue;
             };
@@ -431,7 +431,7 @@ impl<
     #[target_feature(enable = "avx2")]
     fn advance_public_key(&mut self) {
         let k = K;
-        let noise_pending = |stream: usize| self.pending & 1 << (1 + stream) != 0;
+        let noise_pending = |stream: usize| self.pending & (1 << (1 + stream)) != 0;
         if (0..k).any(noise_pending) {
             return;
         }

@@ -214,6 +214,8 @@ pub(crate) trait Backend: Sized + 'static {
         let mut sum = Poly::ZERO;
         ntt::multiply_accumulate(&mut sum, a, b);
         acc.copy_from_slice(&sum.coeffs[start..start + acc.len()]);
+        // The rest of Â ∘ ŝ would give ê away beside the public t̂.
+        zeroize::Zeroize::zeroize(&mut sum);
     }
 
     /// Â as a row-major k×k matrix: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i).

@@ -1,6 +1,8 @@
 //! Noise sampling for the x86-64 SIMD backends: the PRF streams of a noise
 //! vector, `Backend::KECCAK_WIDTH` at a time on the backend's multi-way
-//! permutation, then SamplePolyCBD (FIPS 203, Algorithm 8) on AVX2.
+//! permutation, then SamplePolyCBD (FIPS 203, Algorithm 8) on AVX2; and
+//! K-PKE.Encrypt's two noise vectors, which for ML-KEM-512 run as one pool
+//! ([`sample_encryption_noise`]).
 //!
 //! PRF_eta(s, b) = SHAKE256(s ‖ b, 64·eta) absorbs 33 bytes, one padded
 //! block, so each sponge's state is written directly: the four words of s,
@@ -181,6 +183,58 @@ pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
 mod tests {
     use super::*;
     use crate::backend::Portable;
+
+    /// A backend's `sample_encryption_noise`.
+    type EncryptionNoise = fn(&[u8; 32], &mut [Poly], &mut [Poly]);
+
+    /// The encryption noise of every x86 backend this CPU has, against the
+    /// portable default (one vector after the other), for each parameter
+    /// set and several seeds.
+    fn check_encryption_noise<P: ParameterSet>() {
+        use crate::backend::BackendKind;
+        let k = P::K;
+        for seed in 0..8u8 {
+            let r: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ seed);
+            let mut expected = [Poly::ZERO; 9];
+            let (y, e1_e2) = expected[..2 * k + 1].split_at_mut(k);
+            crate::pke::sample_encryption_noise::<P, Portable>(&r, y, e1_e2);
+            let backends: [(BackendKind, EncryptionNoise); 2] = [
+                (
+                    BackendKind::Avx2,
+                    crate::backend::Avx2::sample_encryption_noise::<P>,
+                ),
+                (
+                    BackendKind::Avx512,
+                    crate::backend::Avx512::sample_encryption_noise::<P>,
+                ),
+            ];
+            for (kind, sample) in backends {
+                // The backends' methods may run only where the CPU has
+                // their features (see `avx2`, `avx512`).
+                if !kind.is_available() {
+                    eprintln!("{kind} not available; skipping");
+                    continue;
+                }
+                let mut got = [Poly {
+                    coeffs: [7; crate::poly::N],
+                }; 9];
+                let (y, e1_e2) = got[..2 * k + 1].split_at_mut(k);
+                sample(&r, y, e1_e2);
+                assert!(
+                    got[..2 * k + 1] == expected[..2 * k + 1],
+                    "{kind}, {}, seed {seed}",
+                    P::NAME
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn encryption_noise_matches_portable() {
+        check_encryption_noise::<crate::MlKem512>();
+        check_encryption_noise::<crate::MlKem768>();
+        check_encryption_noise::<crate::MlKem1024>();
+    }
 
     #[test]
     fn prf_state_is_the_absorbed_sponge() {

@@ -219,7 +219,7 @@ pub(crate) mod tests {
         let mut cases = 0;
         for bytes in inputs(SHAKE128_RATE) {
             // The block as the first 21 lanes of a state; the capacity lanes
-            // hold garbage that must not be read.
+            // hold garbage that must not affect the result.
             let mut state = [0x0123_4567_89ab_cdefu64; 25];
             for (lane, chunk) in state.iter_mut().zip(bytes.chunks_exact(8)) {
                 *lane = u64::from_le_bytes(chunk.try_into().unwrap());

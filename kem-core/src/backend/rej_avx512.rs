@@ -22,8 +22,8 @@
 //! exactly that of the scalar [`crate::sample::rejection_sample`] on the
 //! whole block.
 //!
-//! Only the compressed store depends on the XOF output, which is public
-//! (derived from ρ, part of the encapsulation key).
+//! The compressed store, the count and the tail's copy depend on the XOF
+//! output, which is public (derived from ρ, part of the encapsulation key).
 //!
 //! No `unsafe` here: the intrinsics used are value-only, hence safe to call
 //! in a `#[target_feature]` function enabling them, and bytes move in and
@@ -55,6 +55,10 @@ const LAST_WORD: usize = 17;
 /// The candidates of the last step: its first 16 lanes.
 const LAST_CANDIDATES: u32 = 0xffff;
 
+// The last step starts where the whole steps end (byte 144) and its load
+// ends with the 25-word state.
+const _: () = assert!(8 * LAST_WORD + 8 == 8 * STEPS * STEP_WORDS && LAST_WORD + 8 == 25);
+
 /// `vpermb` indices: 16-bit lane j takes bytes 3(j/2) + j%2 and
 /// 3(j/2) + j%2 + 1 of the step's 48 bytes.
 static SPREAD: [u8; 64] = spread(0, STEP_LANES);
@@ -85,7 +89,8 @@ pub(crate) fn is_available() -> bool {
 /// Appends to `coeffs[filled..]` the 12-bit candidates of one squeezed
 /// SHAKE128 block that are below q, stopping when the polynomial is full;
 /// returns the new count. The block is read straight from the sponge
-/// `state` (its first 21 lanes, little-endian).
+/// `state`: its first 21 lanes, little-endian (the last step's load also
+/// reads words 21..25, whose bytes no candidate lane takes).
 ///
 /// Same contract and exactly the same result as
 /// [`super::rej_avx2::rejection_sample_block`]: entries at and after the
@@ -163,8 +168,6 @@ mod tests {
             let b = 8 + 3 * c as u8;
             assert_eq!(SPREAD_LAST[4 * c..4 * c + 4], [b, b + 1, b + 1, b + 2]);
         }
-        assert_eq!(8 * LAST_WORD + 8, STEPS * 8 * STEP_WORDS);
-        assert_eq!(8 * (LAST_WORD + 8), 200);
     }
 
     /// Runs `check` where the CPU has what this module needs.
