@@ -37,10 +37,10 @@ macro_rules! avx2_method {
         }
     };
     // The same, generic over the parameter set.
-    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
         $(#[$attr])*
         #[inline(always)]
-        fn $name<$p: ParameterSet>($($arg: $ty),*) -> $ret {
+        fn $name<$p: ParameterSet>($($arg: $ty),*) $(-> $ret)? {
             // SAFETY: `Avx2` runs only where AVX2 and BMI1 are available
             // (module docs).
             unsafe { with_avx2::$name::<$p>($($arg),*) }
@@ -59,7 +59,7 @@ impl Backend for Avx2 {
     avx2_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
     avx2_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx2_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
-    avx2_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]) -> ());
+    avx2_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
     avx2_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx2_method!(fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize);
     avx2_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));

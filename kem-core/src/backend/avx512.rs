@@ -45,10 +45,10 @@ macro_rules! avx512_method {
             unsafe { with_avx512::$name $(::<$c>)? ($($arg),*) }
         }
     };
-    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
         $(#[$attr])*
         #[inline(always)]
-        fn $name<$p: ParameterSet>($($arg: $ty),*) -> $ret {
+        fn $name<$p: ParameterSet>($($arg: $ty),*) $(-> $ret)? {
             // SAFETY: as above.
             unsafe { with_avx512::$name::<$p>($($arg),*) }
         }
@@ -62,7 +62,7 @@ impl Backend for Avx512 {
     avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
     avx512_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
     avx512_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
-    avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]) -> ());
+    avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
     avx512_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
     avx512_method!(fn ntt(p: &mut Poly));

@@ -104,79 +104,53 @@ fn batch_eta3<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
     wipe(&mut bytes, [[0; 64 * 3]; W]);
 }
 
-/// The PRF streams of one encryption with eta1 = 3 (ML-KEM-512, k = 2):
-/// 2k + 1.
-const ETA3_STREAMS: usize = 5;
-
 /// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17), the contract of
 /// `Backend::sample_encryption_noise`: the k PRF streams of y (eta1,
 /// nonces 0..k) and the k + 1 of e1 ‖ e2 (eta2 = 2, nonces k..2k + 1).
 ///
-/// With eta1 = 2 that is [`sample_noise`] on each vector. With eta1 = 3
-/// (ML-KEM-512) y's two streams span two blocks each, and batched per
-/// vector they take three four-way permutations, two of them with two
-/// lanes. Here they run as one pool, four streams a step, those with
-/// blocks left over first: y's and e1's first blocks, then y's second
-/// blocks beside e2, two four-way permutations. The schedule depends on
-/// the parameter set only; the states and buffers are secret and wiped.
+/// With eta1 = 2 that is the default, [`sample_noise`] on each vector.
+/// With eta1 = 3 (ML-KEM-512, k = 2) y's two streams span two blocks each,
+/// and batched per vector they take three four-way permutations, two of
+/// them with two lanes. Here they take two: y's and e1's first blocks, then
+/// y's second blocks beside e2. The schedule is fixed; the states and
+/// buffers are secret and wiped.
 #[target_feature(enable = "avx2")]
 pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
     r: &[u8; 32],
     y: &mut [Poly],
     e1_e2: &mut [Poly],
 ) {
-    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || 2 * P::K + 1 == ETA3_STREAMS)) };
-    let k = P::K;
+    const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || P::K == 2) && B::KECCAK_WIDTH >= 4) };
     if P::ETA1 == 2 {
-        B::sample_noise::<2>(r, 0, y);
-        B::sample_noise::<2>(r, k as u8, e1_e2);
+        crate::pke::sample_encryption_noise::<P, B>(r, y, e1_e2);
         return;
     }
-    debug_assert!(y.len() == k && e1_e2.len() == k + 1);
-    count(Primitive::Prf, ETA3_STREAMS as u64);
-    let mut states = [[0u64; 25]; ETA3_STREAMS];
-    let mut left = [0usize; ETA3_STREAMS];
-    for (stream, (state, left)) in states.iter_mut().zip(&mut left).enumerate() {
-        *state = prf_state(r, stream as u8);
-        *left = if stream < k { 2 } else { 1 };
+    debug_assert!(y.len() == 2 && e1_e2.len() == 3);
+    count(Primitive::Prf, 5);
+    // Streams 0 and 1 are y (nonces 0, 1), 2 to 4 are e1 ‖ e2 (nonces 2..5).
+    let mut states: [[u64; 25]; 5] = core::array::from_fn(|nonce| prf_state(r, nonce as u8));
+    let eta2_from = |state: &[u64; 25], poly: &mut Poly| {
+        // eta = 2: 128 bytes, the first 16 lanes of the block.
+        let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
+        cbd_avx2::sample_poly_cbd2(words, poly);
+    };
+    // Step 1: y's first blocks, kept until their second ones come, and e1.
+    B::keccak_f1600_many(&mut states, &[0, 1, 2, 3]);
+    let mut bytes = [[0u8; 64 * 3]; 2];
+    for (buffer, state) in bytes.iter_mut().zip(&states) {
+        read_lanes(state, &mut buffer[..SHAKE256_RATE]);
     }
-    // y's first blocks, until their second ones come.
-    let mut first_blocks = [[0u8; SHAKE256_RATE]; 2];
-    let lanes = B::KECCAK_WIDTH.min(4);
-    while let Some(longest) = left.iter().copied().max().filter(|&blocks| blocks > 0) {
-        let mut chosen = [0usize; 4];
-        let mut len = 0;
-        for blocks in (1..=longest).rev() {
-            for stream in (0..ETA3_STREAMS).filter(|&stream| left[stream] == blocks) {
-                if len < lanes {
-                    chosen[len] = stream;
-                    len += 1;
-                }
-            }
-        }
-        B::keccak_f1600_many(&mut states, &chosen[..len]);
-        for &stream in &chosen[..len] {
-            left[stream] -= 1;
-            let state = &states[stream];
-            match (stream.checked_sub(k), left[stream]) {
-                // e1 ‖ e2, eta = 2: 128 bytes, the first 16 lanes.
-                (Some(e), _) => {
-                    let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
-                    cbd_avx2::sample_poly_cbd2(words, &mut e1_e2[e]);
-                }
-                (None, 1) => read_lanes(state, &mut first_blocks[stream]),
-                (None, _) => {
-                    let mut bytes = [0u8; 64 * 3];
-                    bytes[..SHAKE256_RATE].copy_from_slice(&first_blocks[stream]);
-                    read_lanes(state, &mut bytes[SHAKE256_RATE..]);
-                    cbd_avx2::sample_poly_cbd::<3>(&bytes, &mut y[stream]);
-                    wipe(&mut bytes, [0; 64 * 3]);
-                }
-            }
-        }
+    eta2_from(&states[2], &mut e1_e2[0]);
+    eta2_from(&states[3], &mut e1_e2[1]);
+    // Step 2: y's second blocks, and e2.
+    B::keccak_f1600_many(&mut states, &[0, 1, 4]);
+    for ((poly, buffer), state) in y.iter_mut().zip(bytes.iter_mut()).zip(&states) {
+        read_lanes(state, &mut buffer[SHAKE256_RATE..]);
+        cbd_avx2::sample_poly_cbd::<3>(buffer, poly);
     }
-    wipe(&mut states, [[0; 25]; ETA3_STREAMS]);
-    wipe(&mut first_blocks, [[0; SHAKE256_RATE]; 2]);
+    eta2_from(&states[4], &mut e1_e2[2]);
+    wipe(&mut states, [[0; 25]; 5]);
+    wipe(&mut bytes, [[0; 64 * 3]; 2]);
 }
 
 #[cfg(test)]
