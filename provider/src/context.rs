@@ -62,9 +62,13 @@ impl ProvCtx {
         })
     }
 
-    /// Fills `out` from OpenSSL's DRBG at `strength` bits.
-    pub(crate) fn random(&self, out: &mut [u8], strength: u32) -> Result<()> {
-        self.libctx.random_bytes(out, strength)
+    /// Fills `out` with secret random bytes (a key's seed d ‖ z, an
+    /// encapsulation's m) from OpenSSL's private DRBG at `strength` bits.
+    /// OpenSSL's own ML-KEM draws the seed there too (`RAND_priv_bytes_ex`
+    /// in `ossl_ml_kem_genkey`); m decides the shared secret, so it is drawn
+    /// there as well.
+    pub(crate) fn secret_random(&self, out: &mut [u8], strength: u32) -> Result<()> {
+        self.libctx.private_random_bytes(out, strength)
     }
 
     /// Bytes per hex line of `-text` output, as the loading OpenSSL prints

@@ -140,7 +140,8 @@ impl<K: KeyKind> Kem for KemOperation<K> {
             Some(m) => m,
             None => {
                 let mut m = Zeroizing::new([0u8; MESSAGE_LEN]);
-                ctx.prov.random(m.as_mut_slice(), kind.security_bits())?;
+                ctx.prov
+                    .secret_random(m.as_mut_slice(), kind.security_bits())?;
                 m
             }
         };

@@ -218,7 +218,7 @@ impl<K: KeyKind, const I: usize> Keymgmt for KeyManagement<K, I> {
             Some(seed) => seed,
             None => {
                 let mut seed = Zeroizing::new([0u8; SEED_LEN]);
-                prov.random(seed.as_mut_slice(), kind.security_bits())?;
+                prov.secret_random(seed.as_mut_slice(), kind.security_bits())?;
                 seed
             }
         };

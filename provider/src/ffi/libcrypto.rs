@@ -25,7 +25,7 @@ pub(crate) struct LibCrypto {
     pub(crate) lib_ctx_new_child:
         unsafe extern "C" fn(*const OSSL_CORE_HANDLE, *const OSSL_DISPATCH) -> *mut LibCtx,
     pub(crate) lib_ctx_free: unsafe extern "C" fn(*mut LibCtx),
-    pub(crate) rand_bytes_ex:
+    pub(crate) rand_priv_bytes_ex:
         unsafe extern "C" fn(*mut LibCtx, *mut c_uchar, usize, c_uint) -> c_int,
     pub(crate) d2i_pkcs8_priv_key_info:
         unsafe extern "C" fn(*mut *mut c_void, *mut *const c_uchar, c_long) -> *mut c_void,
@@ -110,7 +110,7 @@ fn resolve(anchor: *const c_void) -> Result<LibCrypto, String> {
         Ok(LibCrypto {
             lib_ctx_new_child: function(symbol(c"OSSL_LIB_CTX_new_child")?),
             lib_ctx_free: function(symbol(c"OSSL_LIB_CTX_free")?),
-            rand_bytes_ex: function(symbol(c"RAND_bytes_ex")?),
+            rand_priv_bytes_ex: function(symbol(c"RAND_priv_bytes_ex")?),
             d2i_pkcs8_priv_key_info: function(symbol(c"d2i_PKCS8_PRIV_KEY_INFO")?),
             pkcs8_priv_key_info_free: function(symbol(c"PKCS8_PRIV_KEY_INFO_free")?),
             evp_cipher_fetch: function(symbol(c"EVP_CIPHER_fetch")?),
@@ -209,16 +209,22 @@ impl ChildLibCtx {
         self.0
     }
 
-    /// Fills `out` from the context's DRBG (`RAND_bytes_ex`) at `strength`
-    /// bits.
-    pub(crate) fn random_bytes(&self, out: &mut [u8], strength: u32) -> Result<(), ProviderError> {
+    /// Fills `out` from the context's private DRBG (`RAND_priv_bytes_ex`)
+    /// at `strength` bits: the one OpenSSL keeps for values that must stay
+    /// secret, apart from the public DRBG whose outputs (nonces, TLS
+    /// randoms) are seen on the wire.
+    pub(crate) fn private_random_bytes(
+        &self,
+        out: &mut [u8],
+        strength: u32,
+    ) -> Result<(), ProviderError> {
         let lib = get()?;
         // SAFETY: `out` is writable for its length; the context is live.
-        let ok = unsafe { (lib.rand_bytes_ex)(self.0, out.as_mut_ptr(), out.len(), strength) };
+        let ok = unsafe { (lib.rand_priv_bytes_ex)(self.0, out.as_mut_ptr(), out.len(), strength) };
         if ok == 1 {
             Ok(())
         } else {
-            Err(ProviderError::new(Reason::RandomFailure).with_detail("RAND_bytes_ex failed"))
+            Err(ProviderError::new(Reason::RandomFailure).with_detail("RAND_priv_bytes_ex failed"))
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Section 7: how much of each operation is SHA3/SHAKE and how much is the
 //! random number generator, by kem-core's `profiling` counters (calls of G,
 //! H, J, PRF and XOF, Keccak permutations and the ticks inside them) and by
-//! timing each OpenSSL `RAND_bytes` call, on the randomized API the provider
-//! uses. The cost of reading the counter is measured and subtracted.
+//! timing each OpenSSL `RAND_priv_bytes` call, on the randomized API and the
+//! DRBG the provider uses. The cost of reading the counter is measured and subtracted.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -45,10 +45,10 @@ fn clock_overhead() -> u64 {
 fn profile_operation<P: ParameterSet>(operation: &str, calls: usize) -> Result<Totals, String> {
     let mut totals = Totals::default();
     let rng_meter = &totals.rng;
-    // OpenSSL's `RAND_bytes`, metered.
+    // OpenSSL's `RAND_priv_bytes` (the provider's DRBG), metered.
     let mut rng = |buf: &mut [u8]| {
         let start = timer::now();
-        let result = openssl::rand::rand_bytes(buf).map_err(|_| Error::RandomSource);
+        let result = openssl::rand::rand_priv_bytes(buf).map_err(|_| Error::RandomSource);
         let add = [1, buf.len() as u64, timer::now().wrapping_sub(start)];
         rng_meter
             .iter()
@@ -110,7 +110,7 @@ pub fn run(
          them: keygen from fresh randomness, encaps with fresh randomness on a parsed key, \
          decaps on a parsed key (one fixed key and ciphertext). *SHA3/SHAKE* is the time \
          inside Keccak-f[1600] permutations (one-way, four-way and eight-way), *RNG* the time \
-         inside OpenSSL's `RAND_bytes`, each less the counter-read cost ({overhead} {unit} \
+         inside OpenSSL's `RAND_priv_bytes`, each less the counter-read cost ({overhead} {unit} \
          per timed span), as a share of the operation's cost with the counters off \
          (*{unit}/op, counters off*; *counters on* shows what the counting adds). Calls \
          are per operation; a four-wide XOF or PRF counts its four streams. These are \
