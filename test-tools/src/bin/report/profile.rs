@@ -2,7 +2,8 @@
 //! random number generator, by kem-core's `profiling` counters (calls of G,
 //! H, J, PRF and XOF, Keccak permutations and the ticks inside them) and by
 //! timing each OpenSSL `RAND_priv_bytes` call, on the randomized API and the
-//! DRBG the provider uses. The cost of reading the counter is measured and subtracted.
+//! DRBG the provider uses. The cost of reading the counter is measured and
+//! subtracted.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
