@@ -8,7 +8,7 @@
 //!
 //! - does the block still contain one of the secrets the watch names (the
 //!   seed's halves d and z, the start of the encoded ŝ)?
-//! - if it has ŝ's layout (k polynomials of 512 bytes, aligned to 32), is
+//! - if it has ŝ's layout (an array of k of kem-core's `Poly`), is
 //!   it all zero?
 //!
 //! The inspection is sound: it runs before `System.dealloc`, on a block
@@ -39,7 +39,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::hint::black_box;
 
-use kem_core::{DecapsulationKey, MlKem768, ParameterSet, SEED_LEN};
+use kem_core::{DecapsulationKey, MlKem768, ParameterSet, Poly, SEED_LEN};
 
 use super::{dup, export, free, get_params};
 use crate::algorithms::{Algorithm, ML_KEM};
@@ -251,10 +251,9 @@ fn seed() -> [u8; SEED_LEN] {
     core::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0xa5)
 }
 
-/// ŝ's heap layout in an ML-KEM-768 key: k polynomials of 256 `i16`,
-/// aligned to 32 bytes (kem-core's `Poly`).
+/// ŝ's heap layout in an ML-KEM-768 key: k of kem-core's `Poly`.
 fn s_hat_layout() -> Layout {
-    Layout::from_size_align(MlKem768::K * 512, 32).expect("a valid layout")
+    Layout::array::<Poly>(MlKem768::K).expect("a valid layout")
 }
 
 /// The secrets of the key made from [`seed`]: d, z, and the first 32
