@@ -42,12 +42,6 @@ impl Files {
     }
 }
 
-/// Parses `args` (without the program name) as `A`'s command line, for
-/// tests.
-pub fn try_parse<A: clap::Parser>(args: &[&str]) -> Result<A, clap::Error> {
-    A::try_parse_from(std::iter::once("test").chain(args.iter().copied()))
-}
-
 /// Exits with clap's usage error (status 2) for a check clap cannot make.
 pub fn usage_error<A: clap::CommandFactory>(message: impl std::fmt::Display) -> ! {
     A::command()

@@ -13,16 +13,16 @@
 //! stored past that end are garbage that the next store overwrites. This is
 //! the AVX2 code's step (`rej_avx2`) at twice the width, without its
 //! shuffle and popcount tables. Where fewer than 32 coefficients are
-//! missing, the step's vector goes to a buffer and only the accepted lanes
-//! that still fit are copied, so the polynomial ends where the scalar loop
-//! would end it.
+//! missing, the step's vector is shifted into the polynomial's last 32
+//! lanes (one masked permutation, no call to `memcpy`), so the polynomial
+//! ends where the scalar loop would end it.
 //!
 //! A squeezed SHAKE128 block is 168 bytes: three steps cover its first 144
 //! bytes, and a fourth, on 16 candidates, its last 24, so the result is
 //! exactly that of the scalar [`crate::sample::rejection_sample`] on the
 //! whole block.
 //!
-//! The compressed store, the count and the tail's copy depend on the XOF
+//! The compressed store, the count and the tail's merge depend on the XOF
 //! output, which is public (derived from ρ, part of the encapsulation key).
 //!
 //! No `unsafe` here: the intrinsics used are value-only, hence safe to call
@@ -30,8 +30,9 @@
 //! out of vectors through `mem_avx2`.
 
 use core::arch::x86_64::{
-    __m512i, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_mask_srli_epi16,
-    _mm512_maskz_compress_epi16, _mm512_permutexvar_epi8, _mm512_set1_epi16,
+    __m512i, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_mask_permutexvar_epi16,
+    _mm512_mask_srli_epi16, _mm512_maskz_compress_epi16, _mm512_permutexvar_epi8,
+    _mm512_set1_epi16, _mm512_sub_epi16,
 };
 
 use super::mem_avx2::{load512, store512};
@@ -66,6 +67,17 @@ static SPREAD: [u8; 64] = spread(0, STEP_LANES);
 /// The same for the last step: its 16 candidates start at byte 8 of the
 /// load, and the other lanes read byte 0 (they are not candidates).
 static SPREAD_LAST: [u8; 64] = spread(8, 16);
+
+/// The index of each 16-bit lane, 0 to 31.
+static LANE_INDEX: [i16; STEP_LANES] = {
+    let mut index = [0; STEP_LANES];
+    let mut lane = 0;
+    while lane < STEP_LANES {
+        index[lane] = lane as i16;
+        lane += 1;
+    }
+    index
+};
 
 const fn spread(offset: usize, lanes: usize) -> [u8; 64] {
     let mut table = [0u8; 64];
@@ -140,12 +152,16 @@ fn sample_step(
     match coeffs.get_mut(filled..filled + STEP_LANES) {
         Some(room) => store512(room, packed),
         None => {
-            // Fewer than 32 coefficients missing: the first accepted ones
-            // complete the polynomial, as in the scalar loop.
-            let mut lanes = [0i16; STEP_LANES];
-            store512(&mut lanes, packed);
-            let fits = accepted.min(N - filled);
-            coeffs[filled..filled + fits].copy_from_slice(&lanes[..fits]);
+            // Fewer than 32 coefficients missing (filled is 225 to 255):
+            // the polynomial's last 32 lanes keep those below `filled` and
+            // take the packed lanes from there on, so the first accepted
+            // ones complete the polynomial, as in the scalar loop.
+            let shift = filled - (N - STEP_LANES);
+            let last = &mut coeffs[N - STEP_LANES..];
+            let index = _mm512_sub_epi16(load512(&LANE_INDEX), _mm512_set1_epi16(shift as i16));
+            let merged =
+                _mm512_mask_permutexvar_epi16(load512(last), u32::MAX << shift, index, packed);
+            store512(last, merged);
         }
     }
     (filled + accepted).min(N)
