@@ -10,7 +10,13 @@
 //! - The one-way permutation is that four-way one with the state broadcast
 //!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
 //! - NTT, inverse NTT and base multiplication run on 512-bit vectors
-//!   (`ntt_avx512`; the same coefficients as the AVX2 code).
+//!   (`ntt_avx512`; the same coefficients as the AVX2 code). Measured on a
+//!   Sapphire Rapids Xeon, this is the part that runs slower for about a
+//!   millisecond after a pause (the power-state change for 512-bit
+//!   multiplies). With these three on the AVX2 code instead, a trial build
+//!   lost that cold-start cost but ran 5 to 14% slower warm: it kept the
+//!   cost whenever any of them stayed 512-bit (README, "Comparing and
+//!   reporting").
 //! - Rejection sampling of the matrix takes 32 candidates a step with
 //!   VBMI's byte permutation and VBMI2's compression (`rej_avx512`) where
 //!   the CPU has them.
