@@ -156,6 +156,7 @@ fn sample_step(
             // the polynomial's last 32 lanes keep those below `filled` and
             // take the packed lanes from there on, so the first accepted
             // ones complete the polynomial, as in the scalar loop.
+            debug_assert!(filled < N, "callers stop at a full polynomial");
             let shift = filled - (N - STEP_LANES);
             let last = &mut coeffs[N - STEP_LANES..];
             let index = _mm512_sub_epi16(load512(&LANE_INDEX), _mm512_set1_epi16(shift as i16));
