@@ -14,9 +14,9 @@
 //!   Sapphire Rapids Xeon, this is the part that runs slower for about a
 //!   millisecond after a pause (the power-state change for 512-bit
 //!   multiplies). With these three on the AVX2 code instead, a trial build
-//!   lost that cold-start cost but ran 5 to 14% slower warm: it kept the
-//!   cost whenever any of them stayed 512-bit (README, "Comparing and
-//!   reporting").
+//!   lost that cold-start cost but ran 5 to 14% slower warm; one with the
+//!   NTT and keygen's multiplication still 512-bit kept the cost (README,
+//!   "Comparing and reporting").
 //! - Rejection sampling of the matrix takes 32 candidates a step with
 //!   VBMI's byte permutation and VBMI2's compression (`rej_avx512`) where
 //!   the CPU has them.
