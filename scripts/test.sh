@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check of the project: formatting, clippy, the whole test suite
-# (release build: the vector and accumulated tests do tens of thousands of
-# ML-KEM operations), a short smoke run of each tool and of the demo
+# Runs every check of the project: formatting, clippy, rustdoc, the whole
+# test suite (release build: the vector and accumulated tests do tens of
+# thousands of ML-KEM operations), a short smoke run of each tool and of the demo
 # (scripts/demo.sh --quick), the fuzzers under AddressSanitizer, the
 # threaded tests under ThreadSanitizer, the provider's CLI flows under
 # LeakSanitizer and valgrind.
@@ -24,6 +24,9 @@ cargo fmt --all -- --check
 
 echo "== cargo clippy (all targets and features, warnings are errors)"
 cargo clippy --release --workspace --all-targets --all-features -- -D warnings
+
+echo "== cargo doc (broken links and stray HTML in doc comments are errors)"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps -q
 
 echo "== tool smoke runs"
 cargo run --release -q -p test-tools --bin kat -- --check

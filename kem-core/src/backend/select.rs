@@ -86,7 +86,7 @@ impl BackendKind {
         }
     }
 
-    /// The Keccak-f[1600] implementation the backend's sponges run on, on
+    /// The Keccak-f\[1600\] implementation the backend's sponges run on, on
     /// this CPU: `keccak` (the `keccak` crate, one state at a time) for
     /// portable, else the backend's multi-way permutation.
     pub fn keccak_implementation(self) -> &'static str {

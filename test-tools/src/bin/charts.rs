@@ -17,7 +17,7 @@ use test_tools::cli;
 use test_tools::table::{Column, Table};
 
 /// Draws one grouped bar chart per facet value (e.g. per parameter set) from
-/// a CSV with a header row, and writes DIR/<facet>.svg plus DIR/<facet>.csv
+/// a CSV with a header row, and writes DIR/FACET.svg plus DIR/FACET.csv
 /// (the group, series and value behind the chart). Prints the paths it
 /// wrote.
 ///

@@ -24,7 +24,7 @@ use test_tools::timer;
 /// ciphertext), TRIALS x ITERATIONS times after a warm-up, the trials of the
 /// implementations alternating (A 1, B 1, A 2, ...). Each implementation has
 /// its own OSSL_LIB_CTX (its provider plus `default`, every fetch with
-/// provider=<its provider>) and must pass a decaps(encaps) check first.
+/// provider=NAME of its provider) and must pass a decaps(encaps) check first.
 /// Implementations: `ours` (provider `mlkem` from --provider-dir), `native`
 /// (`default`, for what the linked libcrypto has: OpenSSL 3.5+) and any
 /// --implementation. Progress goes to stderr, the tables to stdout.

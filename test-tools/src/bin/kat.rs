@@ -26,7 +26,7 @@ struct Args {
     /// Number of entries, counts 0..N-1
     #[arg(long, value_name = "N", default_value_t = KAT_COUNT)]
     count: usize,
-    /// Write DIR/ML-KEM-<n>.rsp for each set (DIR is created)
+    /// Write each set's responses to DIR/ML-KEM-512.rsp, DIR/ML-KEM-768.rsp, ... (DIR is created)
     #[arg(long, value_name = "DIR", value_parser = cli::path)]
     out: Option<PathBuf>,
     /// Compare each SHA-256 with the liboqs kats.json digest (needs --count 1

@@ -79,8 +79,8 @@ struct Args {
     /// the provider detects]
     #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), group = "measure")]
     backend: Option<String>,
-    /// Save each run's stdout as DIR/<impl>-round<k>.txt (and its stderr as
-    /// DIR/<impl>-round<k>.stderr.txt)
+    /// Save each run's stdout as DIR/IMPL-roundK.txt (and its stderr as
+    /// DIR/IMPL-roundK.stderr.txt)
     #[arg(long, value_name = "DIR", value_parser = cli::path, group = "measure")]
     raw_dir: Option<PathBuf>,
     /// Read saved outputs instead of measuring: NAME=FILE arguments
