@@ -126,16 +126,22 @@ pub fn parameter_set(value: &str) -> Result<KatParams, String> {
 /// The parameter sets of a `--params` list in order, each once; all three
 /// when none is given.
 pub fn sets_or_all(chosen: &[KatParams]) -> Vec<KatParams> {
-    let mut sets = Vec::new();
-    for set in chosen {
-        if !sets.contains(set) {
-            sets.push(*set);
+    if chosen.is_empty() {
+        KatParams::ALL.to_vec()
+    } else {
+        unique(chosen.iter().copied())
+    }
+}
+
+/// `items` in order, each once.
+pub fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut kept = Vec::new();
+    for item in items {
+        if !kept.contains(&item) {
+            kept.push(item);
         }
     }
-    if sets.is_empty() {
-        sets = KatParams::ALL.to_vec();
-    }
-    sets
+    kept
 }
 
 /// The workspace root (test-tools' parent folder).

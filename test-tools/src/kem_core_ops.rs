@@ -54,43 +54,53 @@ const fn pattern(start: u8) -> [u8; 32] {
     out
 }
 
-/// The kem-core backends to measure: every one this CPU runs, the portable
-/// reference first (the reference for the ratio column).
-pub fn kem_core_backends() -> Vec<BackendKind> {
-    kem_core::available_backends()
-}
-
 /// The implementation label of a backend in tables, e.g. `kem-core/avx2`.
 pub fn kem_core_label(backend: BackendKind) -> String {
     format!("kem-core/{}", backend.name())
 }
 
-/// Serialized outputs of kem-core for the fixed inputs, after checking that
-/// they are consistent: parsing round-trips, encaps from bytes and from the
-/// cached key agree, decaps (from bytes and cached) recovers the secret, and
-/// a modified ciphertext is implicitly rejected.
-#[derive(Clone, Debug)]
-pub struct KemCoreAnswer {
-    /// The encapsulation key.
-    pub ek: Vec<u8>,
-    /// The (expanded) decapsulation key.
-    pub dk: Vec<u8>,
-    /// The ciphertext of encapsulating [`M`].
-    pub ct: Vec<u8>,
-    /// The shared secret, from encaps and (checked equal) from decaps.
-    pub ss: [u8; 32],
+/// The fixed 64-byte seed d ‖ z.
+pub fn seed() -> [u8; 64] {
+    core::array::from_fn(|i| if i < 32 { D[i] } else { Z[i - 32] })
 }
 
-impl KemCoreAnswer {
-    /// Whether two answers have identical bytes.
-    pub fn same_bytes(&self, other: &Self) -> bool {
-        (&self.ek, &self.dk, &self.ct, self.ss) == (&other.ek, &other.dk, &other.ct, other.ss)
+/// The outputs of one deterministic KeyGen, Encaps and Decaps on the fixed
+/// inputs, serialized in the FIPS 203 formats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownAnswer {
+    /// Encapsulation key ek.
+    pub ek: Vec<u8>,
+    /// Expanded decapsulation key dk_PKE ‖ ek ‖ H(ek) ‖ z.
+    pub dk: Vec<u8>,
+    /// Ciphertext from Encaps(ek, m).
+    pub ct: Vec<u8>,
+    /// Shared secret from Encaps.
+    pub ss_encaps: [u8; 32],
+    /// Shared secret from Decaps(dk, ct), parsing dk and ct from bytes.
+    pub ss_decaps: [u8; 32],
+}
+
+impl KnownAnswer {
+    /// Names of the fields in which `self` and `other` differ.
+    pub fn differences(&self, other: &KnownAnswer) -> Vec<&'static str> {
+        [
+            ("ek", self.ek == other.ek),
+            ("dk", self.dk == other.dk),
+            ("ciphertext", self.ct == other.ct),
+            ("shared secret (encaps)", self.ss_encaps == other.ss_encaps),
+            ("shared secret (decaps)", self.ss_decaps == other.ss_decaps),
+        ]
+        .into_iter()
+        .filter_map(|(field, same)| (!same).then_some(field))
+        .collect()
     }
 }
 
 /// Runs kem-core on the fixed inputs with the calling thread's backend and
-/// checks the outputs (see [`KemCoreAnswer`]).
-pub fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
+/// checks them: parsing round-trips, encaps from bytes and from the cached
+/// key agree, decaps (from bytes and cached) recovers the secret, and a
+/// modified ciphertext is implicitly rejected.
+pub fn check_kem_core<P: ParameterSet>() -> Result<KnownAnswer, String> {
     let fail = |what: String| format!("kem-core {}: {what}", P::NAME);
     let ensure = |ok: bool, what: &str| ok.then_some(()).ok_or_else(|| fail(what.to_owned()));
     let dk = DecapsulationKey::<P>::from_seed_parts(&D, &Z);
@@ -119,11 +129,12 @@ pub fn check_kem_core<P: ParameterSet>() -> Result<KemCoreAnswer, String> {
         dk.decapsulate(&bad) != ss,
         "a modified ciphertext was not rejected",
     )?;
-    Ok(KemCoreAnswer {
+    Ok(KnownAnswer {
         ek: ek_bytes,
         dk: dk_bytes,
         ct: ct.as_bytes().to_vec(),
-        ss: *ss.as_bytes(),
+        ss_encaps: *ss.as_bytes(),
+        ss_decaps: *ss.as_bytes(),
     })
 }
 

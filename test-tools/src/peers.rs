@@ -14,58 +14,8 @@ use libcrux_ml_kem::{MlKemCiphertext, MlKemPrivateKey, MlKemPublicKey};
 use ml_kem::ExpandedKeyEncoding as _;
 use ml_kem::{Decapsulate as _, KeyExport as _};
 
+use crate::kem_core_ops::{seed, KnownAnswer, M};
 use crate::measure::{Bench, Operation};
-
-/// Fixed inputs of the deterministic algorithms: KeyGen_internal(d, z) and
-/// Encaps_internal(ek, m).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Inputs {
-    /// Key-generation seed d.
-    pub d: [u8; 32],
-    /// Implicit-rejection seed z.
-    pub z: [u8; 32],
-    /// Encapsulation randomness m.
-    pub m: [u8; 32],
-}
-
-impl Inputs {
-    /// The 64-byte seed d ‖ z.
-    pub fn seed(&self) -> [u8; 64] {
-        std::array::from_fn(|i| if i < 32 { self.d[i] } else { self.z[i - 32] })
-    }
-}
-
-/// The outputs of one deterministic KeyGen, Encaps and Decaps, serialized in
-/// the FIPS 203 formats.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KnownAnswer {
-    /// Encapsulation key ek.
-    pub ek: Vec<u8>,
-    /// Expanded decapsulation key dk_PKE ‖ ek ‖ H(ek) ‖ z.
-    pub dk: Vec<u8>,
-    /// Ciphertext from Encaps(ek, m).
-    pub ct: Vec<u8>,
-    /// Shared secret from Encaps.
-    pub ss_encaps: [u8; 32],
-    /// Shared secret from Decaps(dk, ct), parsing dk and ct from bytes.
-    pub ss_decaps: [u8; 32],
-}
-
-impl KnownAnswer {
-    /// Names of the fields in which `self` and `other` differ.
-    pub fn differences(&self, other: &KnownAnswer) -> Vec<&'static str> {
-        [
-            ("ek", self.ek == other.ek),
-            ("dk", self.dk == other.dk),
-            ("ciphertext", self.ct == other.ct),
-            ("shared secret (encaps)", self.ss_encaps == other.ss_encaps),
-            ("shared secret (decaps)", self.ss_decaps == other.ss_decaps),
-        ]
-        .into_iter()
-        .filter_map(|(field, same)| (!same).then_some(field))
-        .collect()
-    }
-}
 
 /// A peer implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,14 +68,15 @@ impl Peer {
         }
     }
 
-    /// The peer's outputs for `inputs` (panics if it rejects its own keys).
-    pub fn known_answer<P: ParameterSet>(self, inputs: &Inputs) -> KnownAnswer {
-        adapter(self, P::K, ("", inputs)).0
+    /// The peer's outputs for kem-core's fixed inputs (panics if it rejects
+    /// its own keys).
+    pub fn known_answer<P: ParameterSet>(self) -> KnownAnswer {
+        adapter(self, P::K, "").0
     }
 
-    /// The peer's operations on `inputs`, ready to be timed.
-    pub fn benches<P: ParameterSet>(self, inputs: &Inputs) -> Vec<Bench<'static>> {
-        adapter(self, P::K, (&self.label(), inputs)).1
+    /// The peer's operations on kem-core's fixed inputs, ready to be timed.
+    pub fn benches<P: ParameterSet>(self) -> Vec<Bench<'static>> {
+        adapter(self, P::K, &self.label()).1
     }
 }
 
@@ -168,15 +119,16 @@ impl<T: AsRef<[u8]> + 'static> Bytes for T {}
 
 /// One peer on one parameter set, as `keygen` (whose result the keygen row
 /// times), `export` (its ek and expanded dk bytes), and encaps and decaps
-/// from bytes: its outputs for `inputs`, and its benches under `label`.
+/// from bytes: its outputs for the fixed inputs, and its benches under
+/// `label`.
 fn run<K: 'static, Ek: Bytes, Dk: Bytes, Ct: Bytes>(
-    (label, inputs): (&str, &Inputs),
+    label: &str,
     keygen: impl Fn([u8; 64]) -> K + 'static,
     export: impl FnOnce(&K) -> (Ek, Dk),
     encaps: impl Fn(&Ek, [u8; 32]) -> (Ct, [u8; 32]) + 'static,
     decaps: impl Fn(&Dk, &Ct) -> [u8; 32] + 'static,
 ) -> (KnownAnswer, Vec<Bench<'static>>) {
-    let (seed, m) = (inputs.seed(), inputs.m);
+    let (seed, m) = (seed(), M);
     let (ek, dk) = export(&keygen(seed));
     let (ct, ss_encaps) = encaps(&ek, m);
     let answer = KnownAnswer {
@@ -201,10 +153,10 @@ fn run<K: 'static, Ek: Bytes, Dk: Bytes, Ct: Bytes>(
 /// [`run`] on a libcrux module, e.g. `mlkem768::portable`, through its
 /// packed (byte-array) types.
 macro_rules! libcrux {
-    ($run:expr, $($module:ident)::+) => {{
+    ($label:expr, $($module:ident)::+) => {{
         use libcrux_ml_kem::$($module)::+ as lc;
         run(
-            $run,
+            $label,
             lc::generate_key_pair,
             |pair| (*pair.pk(), *pair.sk()),
             |ek, m| {
@@ -225,7 +177,7 @@ macro_rules! libcrux {
 /// code by the CPU themselves), with the sizes of `$ours`.
 #[cfg(any(feature = "peers-liboqs", liboqs_system))]
 macro_rules! liboqs {
-    ($run:expr, $n:literal, $ours:ty) => {{
+    ($label:expr, $n:literal, $ours:ty) => {{
         use liboqs::{filled, Status};
         const EK: usize = <$ours as ParameterSet>::EK_LEN;
         const DK: usize = <$ours as ParameterSet>::DK_LEN;
@@ -246,7 +198,7 @@ macro_rules! liboqs {
         // SAFETY (each call): buffers of the set's sizes, kem-core's (the
         // same in liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
         run(
-            $run,
+            $label,
             |seed| {
                 filled::<EK, DK>("liboqs keygen failed", |ek, dk| unsafe {
                     keypair_derand(ek, dk, seed.as_ptr())
@@ -280,7 +232,7 @@ macro_rules! parameter_sets {
     ($($k:literal => $set:ident, $libcrux:ident, $n:literal;)+) => {
         /// [`run`] for `peer` on the parameter set with this `k`.
         #[allow(deprecated)] // RustCrypto deprecates FIPS 203's expanded dk.
-        fn adapter(peer: Peer, k: usize, run_on: (&str, &Inputs)) -> (KnownAnswer, Vec<Bench<'static>>) {
+        fn adapter(peer: Peer, k: usize, label: &str) -> (KnownAnswer, Vec<Bench<'static>>) {
             match (k, peer) {
                 $(
                     ($k, Peer::RustCrypto) => {
@@ -289,7 +241,7 @@ macro_rules! parameter_sets {
                         type Ct = ml_kem::Ciphertext<ml_kem::$set>;
                         let keygen = |seed: [u8; 64]| Dk::from_seed(seed.into());
                         let (answer, mut benches) = run(
-                            run_on,
+                            label,
                             keygen,
                             |dk| (dk.encapsulation_key().to_bytes().to_vec(), dk.to_expanded_bytes().to_vec()),
                             |ek, m| {
@@ -307,10 +259,9 @@ macro_rules! parameter_sets {
                             },
                         );
                         // The cached-key rows, on RustCrypto's parsed keys.
-                        let (label, inputs) = run_on;
-                        let dk = keygen(inputs.seed());
+                        let dk = keygen(seed());
                         let ek = dk.encapsulation_key().clone();
-                        let m = ml_kem::B32::from(inputs.m);
+                        let m = ml_kem::B32::from(M);
                         let (ct, _) = ek.encapsulate_deterministic(&m);
                         benches.push(Bench::new(label, Operation::EncapsCached, move || {
                             black_box(&ek).encapsulate_deterministic(black_box(&m))
@@ -320,10 +271,10 @@ macro_rules! parameter_sets {
                         }));
                         (answer, benches)
                     }
-                    ($k, Peer::LibcruxPortable) => libcrux!(run_on, $libcrux::portable),
-                    ($k, Peer::LibcruxAuto) => libcrux!(run_on, $libcrux),
+                    ($k, Peer::LibcruxPortable) => libcrux!(label, $libcrux::portable),
+                    ($k, Peer::LibcruxAuto) => libcrux!(label, $libcrux),
                     #[cfg(any(feature = "peers-liboqs", liboqs_system))]
-                    ($k, Peer::Liboqs) => liboqs!(run_on, $n, kem_core::$set),
+                    ($k, Peer::Liboqs) => liboqs!(label, $n, kem_core::$set),
                 )+
                 (k, _) => unreachable!("no ML-KEM parameter set with k = {k}"),
             }

@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+use crate::cli::unique;
 use crate::measure::Operation;
 
 /// One progress line: `Doing <alg> <op> ops for <N>s: <count> ... ops in <T>s`.
@@ -123,14 +124,8 @@ impl SpeedRun {
     /// The algorithms with results, as printed, in order of first
     /// appearance (progress lines first).
     pub fn algorithms(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = Vec::new();
         let doing = self.doing.iter().map(|d| d.algorithm.as_str());
-        for name in doing.chain(self.table.iter().map(|r| r.algorithm.as_str())) {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        names
+        unique(doing.chain(self.table.iter().map(|r| r.algorithm.as_str())))
     }
 
     /// The headline of one algorithm (any spelling of its

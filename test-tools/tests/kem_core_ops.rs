@@ -7,7 +7,7 @@ use test_tools::measure::{Config, Operation};
 
 #[test]
 fn kem_core_is_consistent() {
-    for backend in kem_core_backends() {
+    for backend in kem_core::available_backends() {
         let answers = [
             with_backend(backend, check_kem_core::<MlKem512>)
                 .unwrap()

@@ -14,8 +14,7 @@ use kem_core::{with_backend, ParameterSet};
 use serde_json::json;
 use test_tools::cli::{parameter_set, positive, sets_or_all, Files};
 use test_tools::kem_core_ops::{
-    check_kem_core, kem_core_backends, kem_core_label, measure_kem_core, measurement_table,
-    shown_columns, KemCoreAnswer,
+    check_kem_core, kem_core_label, measure_kem_core, measurement_table, shown_columns, KnownAnswer,
 };
 use test_tools::measure::{Config, Measurement, Operation};
 use test_tools::nist_kat::KatParams;
@@ -107,18 +106,21 @@ impl SetReport {
 
 /// The kem-core row that ratios are relative to: the portable backend.
 fn reference() -> String {
-    kem_core_label(kem_core_backends()[0])
+    kem_core_label(kem_core::available_backends()[0])
 }
 
 /// Every backend must pass the sanity check and give the reference's bytes.
-fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KemCoreAnswer> {
-    let mut ours: Option<KemCoreAnswer> = None;
-    for backend in kem_core_backends() {
+fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KnownAnswer> {
+    let mut ours: Option<KnownAnswer> = None;
+    for backend in kem_core::available_backends() {
         let label = kem_core_label(backend);
         let answer = with_backend(backend, check_kem_core::<P>).expect("available backend");
         let (ok, line) = match (answer, &ours) {
             (Ok(answer), None) => {
-                let ss: String = answer.ss[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let ss: String = answer.ss_encaps[..8]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
                 let (ek, dk, ct) = (answer.ek.len(), answer.dk.len(), answer.ct.len());
                 ours = Some(answer);
                 let line = format!(
@@ -127,7 +129,7 @@ fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KemCoreAnsw
                 );
                 (true, line)
             }
-            (Ok(answer), Some(first)) if answer.same_bytes(first) => (
+            (Ok(answer), Some(first)) if answer == *first => (
                 true,
                 format!("{label} sanity check OK, same bytes as {}", reference()),
             ),
@@ -144,17 +146,10 @@ fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KemCoreAnsw
 
 /// Each peer must give kem-core's bytes and recover its own secret.
 #[cfg(feature = "peers")]
-fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KemCoreAnswer) {
-    use test_tools::peers::{KnownAnswer, Peer};
-    let ours = KnownAnswer {
-        ek: ours.ek.clone(),
-        dk: ours.dk.clone(),
-        ct: ours.ct.clone(),
-        ss_encaps: ours.ss,
-        ss_decaps: ours.ss,
-    };
+fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KnownAnswer) {
+    use test_tools::peers::Peer;
     for peer in Peer::ALL {
-        let theirs = peer.known_answer::<P>(&peer_inputs());
+        let theirs = peer.known_answer::<P>();
         let (diff, label) = (ours.differences(&theirs), peer.label());
         let line = match diff.is_empty() {
             true => format!(
@@ -173,13 +168,6 @@ fn check_peers<P: ParameterSet>(report: &mut SetReport, ours: &KemCoreAnswer) {
             report.check(false, line);
         }
     }
-}
-
-/// kem-core's fixed inputs, for the peers.
-#[cfg(feature = "peers")]
-fn peer_inputs() -> test_tools::peers::Inputs {
-    use test_tools::kem_core_ops::{D, M, Z};
-    test_tools::peers::Inputs { d: D, z: Z, m: M }
 }
 
 /// Checks and measures every implementation on one parameter set.
@@ -201,13 +189,18 @@ fn run_set<P: ParameterSet>(args: &Args) -> SetReport {
     #[cfg(feature = "peers")]
     let peers = test_tools::peers::Peer::ALL
         .into_iter()
-        .flat_map(|peer| peer.benches::<P>(&peer_inputs()))
+        .flat_map(|peer| peer.benches::<P>())
         .collect();
     #[cfg(not(feature = "peers"))]
     let peers = Vec::new();
     let (config, rounds) = (args.config(), args.rounds());
-    report.measurements =
-        measure_kem_core::<P>(&kem_core_backends(), peers, config, (rounds, 1), |_| {});
+    report.measurements = measure_kem_core::<P>(
+        &kem_core::available_backends(),
+        peers,
+        config,
+        (rounds, 1),
+        |_| {},
+    );
     report
 }
 
@@ -328,7 +321,7 @@ fn header(args: &Args, counter_hz: f64) -> String {
         );
     }
     let (Config { warmup, iterations }, rounds) = (args.config(), args.rounds());
-    let backends: Vec<String> = kem_core_backends()
+    let backends: Vec<String> = kem_core::available_backends()
         .into_iter()
         .map(kem_core_label)
         .collect();

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::builder::NonEmptyStringValueParser as NonEmpty;
 use clap::Parser;
 use csv::StringRecord;
 use plotters::prelude::*;
@@ -43,35 +44,28 @@ struct Args {
     out: PathBuf,
     /// Start every file name with NAME- (lowercased, runs of other characters
     /// than a-z and 0-9 as one -)
-    #[arg(long, value_name = "NAME", value_parser = text)]
+    #[arg(long, value_name = "NAME", value_parser = NonEmpty::new())]
     prefix: Option<String>,
     /// One chart per value of COL [default: parameter_set if present, else
     /// algorithm; when a parameter set holds several algorithms, e.g.
     /// hybrids, algorithm]
-    #[arg(long, value_name = "COL", value_parser = text)]
+    #[arg(long, value_name = "COL", value_parser = NonEmpty::new())]
     facet: Option<String>,
     /// X-axis categories [default: operation]
-    #[arg(long, value_name = "COL", value_parser = text)]
+    #[arg(long, value_name = "COL", value_parser = NonEmpty::new())]
     group: Option<String>,
     /// Bars in each group, one colour each [default: implementation]
-    #[arg(long, value_name = "COL", value_parser = text)]
+    #[arg(long, value_name = "COL", value_parser = NonEmpty::new())]
     series: Option<String>,
     /// Bar heights [default: by format, see above]
-    #[arg(long, value_name = "COL", value_parser = text)]
+    #[arg(long, value_name = "COL", value_parser = NonEmpty::new())]
     value: Option<String>,
     /// Chart title; the facet value is appended
-    #[arg(long, value_name = "TEXT", value_parser = text)]
+    #[arg(long, value_name = "TEXT", value_parser = NonEmpty::new())]
     title: Option<String>,
     /// Y-axis title
-    #[arg(long, value_name = "TEXT", value_parser = text)]
+    #[arg(long, value_name = "TEXT", value_parser = NonEmpty::new())]
     value_label: Option<String>,
-}
-
-fn text(value: &str) -> Result<String, String> {
-    match value.is_empty() {
-        true => Err("needs a non-empty value".to_owned()),
-        false => Ok(value.to_owned()),
-    }
 }
 
 /// The Okabe-Ito palette (colour-blind safe), yellow late for contrast on

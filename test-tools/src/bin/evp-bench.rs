@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use serde_json::json;
-use test_tools::cli::{self, default_provider_dir, positive, Files, Progress};
+use test_tools::cli::{self, default_provider_dir, positive, unique, Files, Progress};
 use test_tools::comparison::COMPARISON_COLUMNS;
 use test_tools::evp_harness::{Kem, Library};
 use test_tools::measure::{Measurement, Operation, Trial};
@@ -64,10 +64,7 @@ struct Args {
 impl Args {
     /// The canonical names of the algorithms, each once.
     fn algorithms(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.algorithms.iter().map(|a| parameter_set(a)).collect();
-        let mut seen = std::collections::HashSet::new();
-        names.retain(|name| seen.insert(name.clone()));
-        names
+        unique(self.algorithms.iter().map(|a| parameter_set(a)))
     }
 }
 

@@ -11,7 +11,7 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::Parser;
 use kem_core::BackendKind;
 use serde_json::{json, Value};
-use test_tools::cli::{self, positive, write_file, Files};
+use test_tools::cli::{self, positive, unique, write_file, Files};
 use test_tools::comparison::{Comparison, Implementation, SpeedResult};
 use test_tools::measure::Operation;
 use test_tools::speed_output::{canonical_name, SpeedRun, PARAMETER_SETS};
@@ -66,12 +66,14 @@ struct Args {
     /// else the first implementation]
     #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
     baseline: Option<String>,
-    /// Rounds [default: 3; 1 with --quick]
+    /// Rounds (1 with --quick)
     #[arg(long, value_name = "N", value_parser = positive, group = "measure")]
-    rounds: Option<usize>,
-    /// Seconds per operation per round [default: 2; 1 with --quick]
+    #[arg(default_value_t = 3, default_value_if("quick", "true", "1"))]
+    rounds: usize,
+    /// Seconds per operation per round (1 with --quick)
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..), group = "measure")]
-    seconds: Option<u32>,
+    #[arg(default_value_t = 2, default_value_if("quick", "true", "1"))]
+    seconds: u32,
     /// One round of 1 s per operation, for a smoke run
     #[arg(long, group = "measure")]
     quick: bool,
@@ -96,14 +98,6 @@ struct Args {
 }
 
 impl Args {
-    fn rounds(&self) -> usize {
-        self.rounds.unwrap_or(if self.quick { 1 } else { 3 })
-    }
-
-    fn seconds(&self) -> u32 {
-        self.seconds.unwrap_or(if self.quick { 1 } else { 2 })
-    }
-
     /// The implementations asked for, each once (all when none is).
     fn implementations(&self) -> Vec<&'static str> {
         let known = |name: &String| IMPLEMENTATIONS.into_iter().find(|known| known == name);
@@ -141,17 +135,6 @@ impl Args {
         };
         self.positional.iter().map(pair).collect()
     }
-}
-
-/// `items` in order, each once.
-fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut kept = Vec::new();
-    for item in items {
-        if !kept.contains(&item) {
-            kept.push(item);
-        }
-    }
-    kept
 }
 
 fn main() -> ExitCode {
@@ -588,7 +571,7 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
                 (oqs, provider_flags(&dir, &module, &[]), names)
             }
         };
-        let mut plan = Plan::new(name, binary, &flags, algorithms, args.seconds());
+        let mut plan = Plan::new(name, binary, &flags, algorithms, args.seconds);
         if name == OURS {
             let backend = args
                 .backend
@@ -668,7 +651,7 @@ fn run_measure(args: &Args) -> Result<Report, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let (rounds, seconds, canonical) = (args.rounds(), args.seconds(), args.algorithms()?);
+    let (rounds, seconds, canonical) = (args.rounds, args.seconds, args.algorithms()?);
     let mut runs = Runs::default();
     for round in 1..=rounds {
         for plan in &plans {

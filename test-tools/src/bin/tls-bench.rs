@@ -70,17 +70,19 @@ struct Args {
     /// Comma-separated TLS groups
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = group_name, default_value = DEFAULT_GROUPS)]
     groups: Vec<String>,
-    /// Handshake for S seconds per group, implementation and round [default:
-    /// 2; 0.2 with --quick]
+    /// Handshake for S seconds per group, implementation and round (0.2
+    /// with --quick)
     #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "handshakes")]
-    seconds: Option<f64>,
+    #[arg(default_value_t = 2.0, default_value_if("quick", "true", "0.2"))]
+    seconds: f64,
     /// Or exactly N handshakes each
     #[arg(long, value_name = "N", value_parser = positive)]
     handshakes: Option<usize>,
     /// Rounds; each round runs every group in turn, and the reported rate is
-    /// the median over rounds [default: 3; 1 with --quick]
+    /// the median over rounds (1 with --quick)
     #[arg(long, value_name = "R", value_parser = positive)]
-    rounds: Option<usize>,
+    #[arg(default_value_t = 3, default_value_if("quick", "true", "1"))]
+    rounds: usize,
     /// One short round, for a smoke run
     #[arg(long)]
     quick: bool,
@@ -127,24 +129,16 @@ impl Args {
     fn allows(&self, started: usize, start: Instant) -> bool {
         match self.handshakes {
             Some(n) => started < n,
-            None => start.elapsed() < Duration::from_secs_f64(self.seconds()),
+            None => start.elapsed() < Duration::from_secs_f64(self.seconds),
         }
-    }
-
-    fn seconds(&self) -> f64 {
-        self.seconds.unwrap_or(if self.quick { 0.2 } else { 2.0 })
     }
 
     /// The budget, in words.
     fn budget(&self) -> String {
         match self.handshakes {
             Some(n) => format!("{n} handshakes"),
-            None => format!("{} s", self.seconds()),
+            None => format!("{} s", self.seconds),
         }
-    }
-
-    fn rounds(&self) -> usize {
-        self.rounds.unwrap_or(if self.quick { 1 } else { 3 })
     }
 
     /// The groups, each once (names compared without case).
@@ -534,7 +528,7 @@ fn run_in_process(args: &Args) -> Result<(), String> {
         }
     }
 
-    let (budget, rounds) = (args.budget(), args.rounds());
+    let (budget, rounds) = (args.budget(), args.rounds);
     println!(
         "tls-bench: {}; {rounds} round(s) x {budget} per group and implementation; full TLS 1.3 \
          handshakes (no resumption), P-256 ECDSA server certificate, in-memory BIOs, \

@@ -82,14 +82,14 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> (
         let expected = expected.and_then(|(_, text)| text.as_deref());
         let file_ok = expected == Some(generated.as_str());
         let digest = sha256_hex(&generated);
-        let liboqs = set.liboqs_digests().all;
+        let liboqs = set.expected_digest(KAT_COUNT).unwrap_or_default();
         let sanity = on_backend(
             backend,
             || test_tools::with_set!(set, P => check_kem_core::<P>()),
         );
         let reference = references.iter().find(|(s, _)| *s == set);
         let sanity_ok = match (&sanity, reference) {
-            (Ok(answer), Some((_, Some(reference)))) => answer.same_bytes(reference),
+            (Ok(answer), Some((_, Some(reference)))) => answer == reference,
             (result, _) => result.is_ok(),
         };
         if reference.is_none() {

@@ -19,7 +19,7 @@ use clap::Parser;
 use kem_core::{BackendKind, ParameterSet};
 use serde_json::{json, Value};
 use test_tools::cli::{self, parameter_set, positive, sets_or_all};
-use test_tools::kem_core_ops::{kem_core_backends, kem_core_label};
+use test_tools::kem_core_ops::kem_core_label;
 use test_tools::nist_kat::KatParams;
 use test_tools::table::Table;
 use test_tools::{system_info, timer, with_set};
@@ -33,12 +33,14 @@ pub struct Args {
     /// Output folder [default: target/report/<UTC time>]
     #[arg(long, value_name = "DIR", value_parser = cli::path)]
     out: Option<PathBuf>,
-    /// Timed trials per measurement [default: 10; 3 with --quick]
+    /// Timed trials per measurement (3 with --quick)
     #[arg(long, visible_alias = "rounds", value_name = "T", value_parser = positive)]
-    trials: Option<usize>,
-    /// Timed calls per trial [default: 1000; 100 with --quick]
+    #[arg(default_value_t = 10, default_value_if("quick", "true", "3"))]
+    pub trials: usize,
+    /// Timed calls per trial (100 with --quick)
     #[arg(long, value_name = "N", value_parser = positive)]
-    iterations: Option<usize>,
+    #[arg(default_value_t = 1000, default_value_if("quick", "true", "100"))]
+    pub iterations: usize,
     /// Parameter sets: 512,768,1024 [default: all]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parameter_set)]
     params: Vec<KatParams>,
@@ -63,17 +65,6 @@ pub struct Args {
 }
 
 impl Args {
-    /// Timed trials per measurement.
-    pub fn trials(&self) -> usize {
-        self.trials.unwrap_or(if self.quick { 3 } else { 10 })
-    }
-
-    /// Timed calls per trial.
-    pub fn iterations(&self) -> usize {
-        let default = if self.quick { 100 } else { 1000 };
-        self.iterations.unwrap_or(default)
-    }
-
     /// The chosen parameter sets, each once.
     pub fn sets(&self) -> Vec<KatParams> {
         sets_or_all(&self.params)
@@ -169,7 +160,7 @@ fn run(args: &Args) -> Result<bool, String> {
     let out = (args.out.clone())
         .unwrap_or_else(|| cli::workspace_root().join("target/report").join(stamp));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let instances = kem_core_backends();
+    let instances = kem_core::available_backends();
     let labels: Vec<String> = instances.iter().map(|&b| kem_core_label(b)).collect();
     let facts = system_info::facts();
     let tsc_hz = timer::counter_frequency(std::time::Duration::from_millis(200));
@@ -363,10 +354,10 @@ mod tests {
     fn arguments() {
         let parse = |args: &[&str]| Args::try_parse_from([&["report"], args].concat());
         let a = parse(&["--quick", "--params", "768,ML-KEM-512,768"]).unwrap();
-        assert_eq!((a.trials(), a.iterations()), (3, 100));
+        assert_eq!((a.trials, a.iterations), (3, 100));
         assert_eq!(a.sets(), [KatParams::MlKem768, KatParams::MlKem512]);
         let a = parse(&["--rounds", "4", "--iterations", "7"]).unwrap();
-        assert_eq!((a.trials(), a.iterations(), a.sets().len()), (4, 7, 3));
+        assert_eq!((a.trials, a.iterations, a.sets().len()), (4, 7, 3));
         for bad in [
             &["--trials", "0"][..],
             &["--params", "999"],

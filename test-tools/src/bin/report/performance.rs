@@ -28,7 +28,7 @@ pub fn run(
     evidence: &mut Evidence,
 ) -> (String, String) {
     let unit = timer::UNIT;
-    let (trials, iterations) = (args.trials(), args.iterations());
+    let (trials, iterations) = (args.trials, args.iterations);
     let mut out = String::from("## 4. Performance\n\n");
     let _ = writeln!(
         out,

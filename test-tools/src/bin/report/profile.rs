@@ -102,7 +102,7 @@ pub fn run(
     let unit = timer::UNIT;
     profiling::enable(Some(timer::now));
     let overhead = clock_overhead();
-    let calls = args.iterations();
+    let calls = args.iterations;
     let mut out = String::from("## 7. Symmetric-primitive and RNG share\n\n");
     let _ = writeln!(
         out,
