@@ -149,11 +149,7 @@ impl Comparison {
     /// operation (above 1: faster); `None` when the baseline has no such
     /// result.
     pub fn ratio_to_baseline(&self, m: &Measurement) -> Option<f64> {
-        let baseline = self.measurements.iter().find(|b| {
-            b.implementation == self.baseline
-                && b.parameter_set == m.parameter_set
-                && b.operation == m.operation
-        })?;
+        let baseline = m.counterpart(&self.measurements, &self.baseline)?;
         Some(m.ops_per_sec() / baseline.ops_per_sec())
     }
 

@@ -265,11 +265,7 @@ pub fn measurement_table(
     ]);
     // The reference's median for the same operation on the same set.
     let reference_median = |row: &Measurement| {
-        let same = |m: &&Measurement| {
-            (m.implementation == reference && m.operation == row.operation)
-                && m.parameter_set == row.parameter_set
-        };
-        let median = measurements.iter().find(same)?.median_ticks();
+        let median = row.counterpart(measurements, reference)?.median_ticks();
         median.filter(|&t| t > 0)
     };
     let grouped = by_operation && measurements.iter().any(|m| m.implementation != reference);

@@ -165,6 +165,20 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// The measurement of `implementation` for the same parameter set and
+    /// operation as `self`, if `measurements` holds one: the row a ratio
+    /// column compares `self` with.
+    pub fn counterpart<'a>(
+        &self,
+        measurements: &'a [Measurement],
+        implementation: &str,
+    ) -> Option<&'a Measurement> {
+        measurements.iter().find(|m| {
+            (m.implementation == implementation && m.operation == self.operation)
+                && m.parameter_set == self.parameter_set
+        })
+    }
+
     /// A measurement without trials yet, of an algorithm named as its
     /// parameter set.
     pub fn new(implementation: &str, parameter_set: &str, operation: Operation) -> Self {

@@ -83,3 +83,25 @@ fn interleaved_trials_run_every_bench() {
     // 2 warm-up + 2 x (3 re-warm + 10 timed) calls each.
     assert_eq!((a, b), (28, 28));
 }
+
+#[test]
+fn counterpart_is_the_same_set_and_operation_of_the_other_implementation() {
+    let rows = [
+        Measurement::new("ours", "ML-KEM-768", Operation::Keygen),
+        Measurement::new("peer", "ML-KEM-512", Operation::Keygen),
+        Measurement::new("peer", "ML-KEM-768", Operation::Encaps),
+        Measurement::new("peer", "ML-KEM-768", Operation::Keygen),
+    ];
+    let found = rows[0].counterpart(&rows, "peer").expect("a peer row");
+    assert_eq!(
+        (
+            found.implementation.as_str(),
+            found.parameter_set.as_str(),
+            found.operation
+        ),
+        ("peer", "ML-KEM-768", Operation::Keygen)
+    );
+    assert!(std::ptr::eq(found, &rows[3]));
+    assert!(rows[0].counterpart(&rows, "other").is_none());
+    assert!(rows[1].counterpart(&rows, "ours").is_none());
+}

@@ -241,10 +241,7 @@ fn results_table(measurements: &[Measurement], baseline: &str) -> Table {
     let version = openssl_version();
     let median_rate = |m: &Measurement| 1.0 / m.median_seconds_per_op();
     for m in measurements {
-        let base = measurements.iter().find(|b| {
-            (b.operation, &b.parameter_set, b.implementation.as_str())
-                == (m.operation, &m.parameter_set, baseline)
-        });
+        let base = m.counterpart(measurements, baseline);
         let shown = match m.algorithm == m.parameter_set {
             true => m.implementation.clone(),
             false => format!("{} ({})", m.implementation, m.algorithm),
