@@ -134,6 +134,7 @@ pub fn check_kem_core<P: ParameterSet>() -> Result<KnownAnswer, String> {
         dk: dk_bytes,
         ct: ct.as_bytes().to_vec(),
         ss_encaps: *ss.as_bytes(),
+        // `recovered` checked that decaps from bytes (and cached) gives `ss`.
         ss_decaps: *ss.as_bytes(),
     })
 }
