@@ -86,12 +86,18 @@ impl ProvCtx {
     /// fetched or drawn through it.
     #[cfg(test)]
     pub(crate) fn for_tests() -> &'static Self {
+        Self::for_tests_retaining_seeds(true)
+    }
+
+    /// [`ProvCtx::for_tests`] with `ml-kem.retain_seed` set to `retain_seed`.
+    #[cfg(test)]
+    pub(crate) fn for_tests_retaining_seeds(retain_seed: bool) -> &'static Self {
         Box::leak(Box::new(Self {
             instance: Instance::none(),
             libctx: ChildLibCtx::none(),
             output_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
             input_formats: crate::codec::PrivateKeyFormat::ALL.to_vec(),
-            retain_seed: true,
+            retain_seed,
             core_major: 3,
         }))
     }

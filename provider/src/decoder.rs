@@ -14,7 +14,7 @@ use crate::ffi::sys::OSSL_DISPATCH;
 use crate::ffi::Selection;
 use crate::key::{Given, Key};
 use crate::keymgmt;
-use crate::ml_kem::MlKemKey;
+use crate::ml_kem::{seed_as_configured, MlKemKey};
 
 /// Larger than any ML-KEM PrivateKeyInfo (the oqs form of -1024 is about
 /// 4.8 KiB); anything bigger is not ours.
@@ -76,12 +76,7 @@ fn decode_key(
             // An expanded key alone gets the pairwise test, as in OpenSSL.
             alg.pairwise_check(data.as_ref())?;
         }
-        let data = if prov.retain_seed {
-            data
-        } else {
-            data.without_seed()
-        };
-        Ok(Some(key(data)))
+        Ok(Some(key(seed_as_configured(prov, data))))
     } else {
         if codec::algorithm_oid_of_spki(der) != Some(layout.oid) {
             return Ok(None);

@@ -148,12 +148,12 @@ impl KeyKind for Algorithm {
         SHARED_SECRET_LEN
     }
 
-    fn import(&'static self, _prov: &'static ProvCtx, given: Given<'_>) -> Result<Self::Parts> {
+    fn import(&'static self, prov: &'static ProvCtx, given: Given<'_>) -> Result<Self::Parts> {
         let data = self.key_data(given)?;
         if data.as_ref().has_private() {
             self.pairwise_check(data.as_ref())?;
         }
-        Ok(data)
+        Ok(seed_as_configured(prov, data))
     }
 
     fn public_parts(&'static self, _prov: &'static ProvCtx, public: &[u8]) -> Result<Self::Parts> {
@@ -167,12 +167,18 @@ impl KeyKind for Algorithm {
         prov: &'static ProvCtx,
         seed: &[u8; SEED_LEN],
     ) -> Result<Self::Parts> {
-        let data = (self.from_seed)(seed)?;
-        Ok(if prov.retain_seed {
-            data
-        } else {
-            data.without_seed()
-        })
+        Ok(seed_as_configured(prov, (self.from_seed)(seed)?))
+    }
+}
+
+/// `data`, without its seed when the configuration says
+/// `ml-kem.retain_seed = no`: as in OpenSSL 3.5, whose keys made from a seed
+/// (generated, imported or decoded) all go through `ossl_ml_kem_genkey`,
+/// which keeps d only when asked to.
+pub(crate) fn seed_as_configured(prov: &ProvCtx, data: Box<dyn KeyData>) -> Box<dyn KeyData> {
+    match prov.retain_seed {
+        true => data,
+        false => data.without_seed(),
     }
 }
 
@@ -230,5 +236,40 @@ impl KeyParts for Box<dyn KeyData> {
         secret: &mut [u8],
     ) -> Result<()> {
         KeyData::decapsulate(self.as_ref(), ct, secret_array(secret)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key made from a seed keeps it only under `ml-kem.retain_seed =
+    /// yes`, whether it was generated or imported (the decoder's keys are
+    /// checked by the CLI tests), and is the same key either way.
+    #[test]
+    fn keys_from_a_seed_keep_it_only_when_configured() {
+        let seed = [7u8; SEED_LEN];
+        let alg = &ML_KEM[1];
+        let reference = alg.generate(ProvCtx::for_tests(), &seed).unwrap();
+        for retain in [true, false] {
+            let prov = ProvCtx::for_tests_retaining_seeds(retain);
+            let generated = alg.generate(prov, &seed).unwrap();
+            let given = Given {
+                seed: Some(&seed),
+                private: None,
+                public: None,
+            };
+            let imported = alg.import(prov, given).unwrap();
+            for (how, parts) in [("generated", generated), ("imported", imported)] {
+                let kept = parts.seed().map(|s| s.as_slice());
+                assert_eq!(kept, retain.then_some(&seed[..]), "{how}, retain {retain}");
+                assert_eq!(parts.public_key(), reference.public_key(), "{how}");
+                assert_eq!(
+                    parts.private_key().unwrap(),
+                    reference.private_key().unwrap(),
+                    "{how}"
+                );
+            }
+        }
     }
 }

@@ -255,3 +255,65 @@ fn output_formats_follow_the_provider_config() {
     assert_eq!(der.len(), 86, "{der:02x?}");
     assert_eq!(&der[der.len() - 66..der.len() - 64], &[0x80, 0x40]);
 }
+
+#[test]
+fn keys_drop_their_seed_under_retain_seed_no() {
+    let ssl = common::system();
+    let dir = scratch("retain-seed");
+    let seed = format!("hexseed:{}", hex_seed(11));
+    let p = ours();
+    let gen = ["-algorithm", "ML-KEM-512", "-pkeyopt", &seed];
+    ssl.ok(
+        &dir,
+        "genpkey",
+        &p,
+        &[&gen[..], &["-out", "both.pem"]].concat(),
+    );
+    // 3.0 has no -provparam: the settings go in a config file.
+    let with = |setting: &str, args: &[&str]| {
+        let name = format!("{}.cnf", setting.replace([' ', '='], ""));
+        write(
+            &dir,
+            &name,
+            format!(
+                "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\n\
+                 mlkem = mlkem\n[dflt]\nactivate = 1\n[mlkem]\nactivate = 1\n{setting}\n"
+            ),
+        );
+        let out = ssl
+            .command(&dir)
+            .env("OPENSSL_CONF", dir.join(&name))
+            .env("OPENSSL_MODULES", common::module_dir())
+            .args(args)
+            .output()
+            .unwrap();
+        common::assert_success(&out, setting);
+    };
+    let der = ["-outform", "DER", "-out"];
+    let decoded = [&["pkey", "-in", "both.pem"][..], &der, &["decoded.der"]].concat();
+    let generated = [&["genpkey"][..], &gen, &der, &["generated.der"]].concat();
+    let expanded = [&["pkey", "-in", "both.pem"][..], &der, &["expanded.der"]].concat();
+    with("ml-kem.retain_seed = no", &decoded);
+    with("ml-kem.retain_seed = no", &generated);
+    with("ml-kem.output_formats = priv-only", &expanded);
+    let both = [&["-in", "both.pem"][..], &der, &["both.der"]].concat();
+    ssl.ok(&dir, "pkey", &p, &both);
+    // Without the seed, the preferred seed-priv form falls back to the
+    // expanded key alone: the same bytes as priv-only output.
+    let expanded = read(&dir, "expanded.der");
+    assert_ne!(
+        read(&dir, "both.der"),
+        expanded,
+        "priv-only output kept the seed"
+    );
+    assert_eq!(
+        read(&dir, "decoded.der"),
+        expanded,
+        "decoded key kept its seed"
+    );
+    assert_eq!(
+        read(&dir, "generated.der"),
+        expanded,
+        "generated key kept its seed"
+    );
+}
