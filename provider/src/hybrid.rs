@@ -211,7 +211,6 @@ impl KeyKind for Hybrid {
     type Parts = HybridParts;
 
     const HAS_SEED: bool = false;
-    const EMPTY_KEYS_MATCH: bool = true;
     const CMS_KEM_RECIPIENT: bool = false;
     const GETTABLE: &'static [OSSL_PARAM] = &[
         crate::ffi::params::describe_int(names::PKEY_BITS),

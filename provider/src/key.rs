@@ -26,9 +26,6 @@ pub(crate) trait KeyKind: Sized + Sync + 'static {
     /// Whether keys of this kind have ML-KEM's seed form: import, export,
     /// `get_params` and generation take the `seed` parameter.
     const HAS_SEED: bool;
-    /// Whether two empty keys match, as in OpenSSL 3.5's keymgmt of this
-    /// kind.
-    const EMPTY_KEYS_MATCH: bool;
     /// Whether keys of this kind are CMS KEM recipients (RFC 9629): as
     /// OpenSSL 3.6's ML-KEM keymgmt, `get_params` then answers `ri-type`
     /// and `kemri-kdf-alg`.

@@ -93,7 +93,6 @@ impl KeyKind for Algorithm {
     type Parts = Box<dyn KeyData>;
 
     const HAS_SEED: bool = true;
-    const EMPTY_KEYS_MATCH: bool = false;
     const CMS_KEM_RECIPIENT: bool = true;
     const GETTABLE: &'static [OSSL_PARAM] = &[
         describe_int(names::PKEY_BITS),

@@ -764,6 +764,11 @@ fn encoded_public_key_only_on_empty_key() {
     lib.try_decapsulator(&empty)
         .must_fail("decapsulate_init on an empty key")
         .assert_reason("missing private key", None);
+
+    // Two empty keys are equal, as in OpenSSL 3.5 (`ossl_ml_kem_pubkey_cmp`).
+    let other_empty = lib.paramgen(ML_KEM_768.name);
+    // SAFETY: two live keys.
+    assert_eq!(unsafe { ffi::EVP_PKEY_eq(empty.0, other_empty.0) }, 1);
 }
 
 // ------------------------------------------------------------------ 5. threads
