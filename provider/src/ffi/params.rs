@@ -280,11 +280,12 @@ impl ParamMut<'_> {
         match p.data_type {
             OSSL_PARAM_UTF8_PTR => {
                 // As OpenSSL's `OSSL_PARAM_set_utf8_ptr`, whose callers
-                // often declare a size of 0: only `data` is checked.
-                if p.data.is_null() {
-                    return Err(wrong_type(self.key(), "a non-NULL string pointer"));
-                }
+                // often declare a size of 0: the size is not checked, and
+                // a NULL `data` is a size query.
                 p.return_size = text.len();
+                if p.data.is_null() {
+                    return Ok(());
+                }
                 // SAFETY: a UTF8_PTR parameter's `data` points at a
                 // `const char *` to set; the
                 // text is 'static so the pointer stays valid.
@@ -604,5 +605,34 @@ mod tests {
             0,
         );
         assert_eq!(read_utf8(unset).unwrap(), None);
+    }
+
+    /// `set_utf8` as OpenSSL's setters: a UTF8_PTR entry gets our pointer,
+    /// and a NULL `data`, of either kind, is a size query: the length goes
+    /// to `return_size` and the call succeeds.
+    #[test]
+    fn set_utf8_fills_pointers_and_answers_size_queries() {
+        let value = c"ML-KEM-768";
+        let mut at: *const c_char = ptr::null();
+        let slot = ptr::from_mut(&mut at).cast();
+        let mut array = [
+            construct(c"pointer", OSSL_PARAM_UTF8_PTR, slot, 0),
+            construct(c"pointer-size", OSSL_PARAM_UTF8_PTR, ptr::null_mut(), 0),
+            construct(c"string-size", OSSL_PARAM_UTF8_STRING, ptr::null_mut(), 0),
+            END,
+        ];
+        // SAFETY: a terminated array whose one non-NULL buffer, `at`,
+        // outlives it.
+        let mut params = unsafe { ParamsMut::from_ptr(array.as_mut_ptr()) };
+        for key in [c"pointer", c"pointer-size", c"string-size"] {
+            let mut param = params.find(key).expect("listed");
+            param
+                .set_utf8(value)
+                .unwrap_or_else(|e| panic!("{key:?}: {e:?}"));
+        }
+        assert_eq!(at, value.as_ptr());
+        for entry in &array[..3] {
+            assert_eq!(entry.return_size, value.to_bytes().len());
+        }
     }
 }
