@@ -5,6 +5,8 @@ use core::ffi::c_int;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
+use zeroize::Zeroizing;
+
 use super::guard::non_null;
 use super::sys::OSSL_CORE_BIO;
 use super::upcalls::upcalls;
@@ -31,13 +33,15 @@ impl CoreBio<'_> {
         })
     }
 
-    /// Reads the BIO to its end, refusing more than `limit` bytes.
-    pub(crate) fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ProviderError> {
+    /// Reads the BIO to its end, refusing more than `limit` bytes. What a
+    /// decoder reads may be a private key, so every buffer it passes
+    /// through is wiped.
+    pub(crate) fn read_all(&mut self, limit: usize) -> Result<Zeroizing<Vec<u8>>, ProviderError> {
         let read = upcalls().and_then(|u| u.bio_read_ex).ok_or_else(|| {
             ProviderError::new(Reason::LibcryptoFailure).with_detail("no BIO_read_ex")
         })?;
-        let mut data = Vec::new();
-        let mut chunk = [0u8; 4096];
+        let mut data = Zeroizing::new(Vec::new());
+        let mut chunk = Zeroizing::new([0u8; 4096]);
         loop {
             let mut got = 0usize;
             // SAFETY: `chunk` has room for its length; the BIO is live.
@@ -52,7 +56,7 @@ impl CoreBio<'_> {
             if ok != 1 || got == 0 {
                 break;
             }
-            data.extend_from_slice(&chunk[..got.min(chunk.len())]);
+            append_wiped(&mut data, &chunk[..got.min(chunk.len())]);
             if data.len() > limit {
                 return Err(ProviderError::new(Reason::BadEncoding).with_detail("input too large"));
             }
@@ -86,4 +90,17 @@ impl CoreBio<'_> {
         }
         Ok(())
     }
+}
+
+/// Appends `bytes` to `data`. When `data` is full it moves to a buffer of
+/// twice the size first, so that the old one is wiped as it is dropped:
+/// `Vec`'s own growth would free it with its bytes still in it.
+pub(crate) fn append_wiped(data: &mut Zeroizing<Vec<u8>>, bytes: &[u8]) {
+    let needed = data.len() + bytes.len();
+    if needed > data.capacity() {
+        let mut grown = Zeroizing::new(Vec::with_capacity(needed.max(2 * data.capacity())));
+        grown.extend_from_slice(data);
+        *data = grown;
+    }
+    data.extend_from_slice(bytes);
 }

@@ -427,3 +427,31 @@ fn export_and_get_params_wipe_their_copies() {
     // SAFETY: the live key, freed once.
     unsafe { free::<Mgmt>(key_ptr) };
 }
+
+#[test]
+fn a_decoder_input_is_wiped_as_it_grows() {
+    let secrets = secrets();
+    let dk = zeroize::Zeroizing::new(expanded_dk());
+    // Positive control: a plain `Vec` that grows leaves copies behind.
+    let report = watch(&secrets, None, || {
+        let mut plain = Vec::new();
+        for chunk in dk.chunks(100) {
+            plain.extend_from_slice(chunk);
+        }
+        drop(black_box(plain));
+    });
+    assert_ne!(report.hits, [0; MAX_NEEDLES], "{report:?}");
+    let report = watch(&secrets, None, || {
+        let mut data = zeroize::Zeroizing::new(Vec::new());
+        for chunk in dk.chunks(100) {
+            crate::ffi::bio::append_wiped(&mut data, chunk);
+        }
+        assert_eq!(data.as_slice(), dk.as_slice());
+        drop(black_box(data));
+    });
+    report.assert_clean("a copy of the input survived", 0, "");
+    assert!(
+        report.blocks >= 5,
+        "the buffer grew several times: {report:?}"
+    );
+}
