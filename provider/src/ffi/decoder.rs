@@ -91,24 +91,18 @@ pub(crate) unsafe extern "C" fn decode<T: Decoder>(
         };
         let mut reference = into_raw(key);
         let object_type: c_int = OSSL_OBJECT_PKEY as c_int;
-        let reference_bytes: &[u8] = {
-            let ptr = core::ptr::from_ref(&reference).cast::<u8>();
-            // SAFETY: views the pointer variable's own bytes; `load` reads
-            // them back as a pointer and may clear them (through the core).
-            unsafe { core::slice::from_raw_parts(ptr, size_of::<*mut c_void>()) }
-        };
+        // `load` reads the reference back as a pointer and, when it takes
+        // the key, clears it (through the core): the list holds the
+        // variable's address, borrowed mutably until the list is dropped.
         let mut list = ParamList::new()
             .int(names::OBJECT_TYPE, &object_type)
             .utf8(names::OBJECT_DATA_TYPE, T::DATA_TYPE)
             .utf8(names::OBJECT_DATA_STRUCTURE, T::STRUCTURE)
-            .octets(names::OBJECT_REFERENCE, reference_bytes);
+            .reference(names::OBJECT_REFERENCE, &mut reference);
         let ok = callback.call(&mut list);
         drop(list);
-        // SAFETY: `load` cleared `reference` if it took the key; otherwise
-        // it is still ours to free. Re-read it through a volatile read as
-        // the core wrote it through a pointer.
-        reference = unsafe { core::ptr::read_volatile(&reference) };
-        // SAFETY: NULL, or still the box made by `into_raw` above.
+        // SAFETY: NULL if `load` took the key, else still the box made by
+        // `into_raw` above, ours to free.
         unsafe { object::free::<T::Key>(reference) };
         Ok(ok)
     })

@@ -350,6 +350,15 @@ impl<'a> ParamList<'a> {
         self
     }
 
+    /// Adds an object reference (`OSSL_OBJECT_PARAM_REFERENCE`): the bytes
+    /// of the pointer variable `slot`, which the receiver may overwrite
+    /// (a keymgmt's `load` clears it when it takes the object).
+    pub(crate) fn reference(mut self, key: &'static CStr, slot: &'a mut *mut c_void) -> Self {
+        let data = ptr::from_mut(slot).cast::<u8>();
+        self.push(key, OSSL_PARAM_OCTET_STRING, data, size_of::<*mut c_void>());
+        self
+    }
+
     /// Adds a UTF-8 string.
     pub(crate) fn utf8(mut self, key: &'static CStr, text: &'a CStr) -> Self {
         let bytes = text.to_bytes();
