@@ -79,6 +79,8 @@ impl<K: KeyKind> KemCtx<K> {
             return Ok(());
         }
         if let Some(p) = params.find(names::KEM_IKME) {
+            // A rejected ikme clears the one set before, as in OpenSSL 3.5.
+            self.ikme = None;
             let m: [u8; MESSAGE_LEN] = p.octet_array()?;
             self.ikme = Some(Zeroizing::new(m));
         }

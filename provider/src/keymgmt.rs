@@ -64,6 +64,8 @@ impl<K: KeyKind> GenCtx<K> {
                 .map(|s| CString::new(s).unwrap_or_default());
         }
         if let Some(p) = params.find(names::PKEY_ML_KEM_SEED) {
+            // A rejected seed clears the one set before, as in OpenSSL 3.5.
+            self.seed = None;
             let seed: [u8; SEED_LEN] = p.octet_array()?;
             self.seed = Some(Zeroizing::new(seed));
         }

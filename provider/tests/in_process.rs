@@ -277,6 +277,32 @@ fn wrong_length_seed_and_ikme_rejected() {
     enc.set_params(&[(c"ikme", &[1u8; 33])])
         .expect_err("a 33-byte ikme was accepted")
         .assert_reason("invalid length", Some("got 33"));
+
+    // A rejected value clears an earlier good one, as in OpenSSL 3.5: the
+    // encapsulation is random again, and the key is fresh.
+    let m = message(1);
+    let (fixed, _) = lib.encapsulator(&key, Some(&m)).encapsulate(set.ct_len);
+    enc.set_params(&[(c"ikme", &m)]).expect("set ikme");
+    enc.set_params(&[(c"ikme", &[1u8; 31])])
+        .expect_err("a 31-byte ikme was accepted");
+    let (ct, _) = enc.encapsulate(set.ct_len);
+    assert_bytes_ne!(ct, fixed, "the rejected ikme left the earlier one in place");
+    let seeded = lib.keygen(set.name, Some(&seed(5)));
+    let gen = lib.ctx_for(set.name).expect("context");
+    // SAFETY: a live context.
+    checked(|| unsafe { ffi::EVP_PKEY_keygen_init(gen.0) }).expect("keygen_init");
+    gen.set_params(&[(c"seed", &seed(5))]).expect("set seed");
+    gen.set_params(&[(c"seed", &[7u8; 63])])
+        .expect_err("a 63-byte seed was accepted");
+    let mut fresh = ptr::null_mut();
+    // SAFETY: a live, initialised context and an out-pointer.
+    checked(|| unsafe { ffi::EVP_PKEY_keygen(gen.0, &mut fresh) }).expect("keygen");
+    let fresh = Pkey::wrap(fresh);
+    assert_bytes_ne!(
+        fresh.public(),
+        seeded.public(),
+        "the rejected seed left the earlier one"
+    );
 }
 
 /// OpenSSL 3.5 (`ml_kem_encapsulate`) answers the size query before it
