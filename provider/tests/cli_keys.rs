@@ -213,6 +213,29 @@ fn hexseed_keys_are_identical_across_versions() {
     }
 }
 
+/// Runs `openssl ARGS...` in `dir` with our provider and the default one
+/// loaded by a config file whose provider section holds `setting` (3.0 has
+/// no -provparam), and checks that it succeeds.
+fn run_with_setting(ssl: &common::OpenSsl, dir: &std::path::Path, setting: &str, args: &[&str]) {
+    let name = format!("{}.cnf", setting.replace([' ', '='], ""));
+    write(
+        dir,
+        &name,
+        format!(
+            "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\n\
+             mlkem = mlkem\n[dflt]\nactivate = 1\n[mlkem]\nactivate = 1\n{setting}\n"
+        ),
+    );
+    let out = ssl
+        .command(dir)
+        .env("OPENSSL_CONF", dir.join(&name))
+        .env("OPENSSL_MODULES", common::module_dir())
+        .args(args)
+        .output()
+        .unwrap();
+    common::assert_success(&out, setting);
+}
+
 #[test]
 fn output_formats_follow_the_provider_config() {
     let ssl = common::system();
@@ -231,25 +254,14 @@ fn output_formats_follow_the_provider_config() {
             "both.pem",
         ],
     );
-    // seed-only, as a provider parameter on the command line (3.0 has no
-    // -provparam; use a config file).
-    write(
+    run_with_setting(
+        &ssl,
         &dir,
-        "seed-only.cnf",
-        "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\nmlkem = mlkem\n\
-         [dflt]\nactivate = 1\n[mlkem]\nactivate = 1\nml-kem.output_formats = seed-only\n",
-    );
-    let conf = dir.join("seed-only.cnf");
-    let out = ssl
-        .command(&dir)
-        .env("OPENSSL_CONF", &conf)
-        .env("OPENSSL_MODULES", common::module_dir())
-        .args([
+        "ml-kem.output_formats = seed-only",
+        &[
             "pkey", "-in", "both.pem", "-outform", "DER", "-out", "seed.der",
-        ])
-        .output()
-        .unwrap();
-    common::assert_success(&out, "pkey with seed-only output");
+        ],
+    );
     let der = read(&dir, "seed.der");
     // PrivateKeyInfo with a 66-byte [0] seed payload: 30 54 02 01 00 30 0b ... 04 42 80 40 <seed>
     assert_eq!(der.len(), 86, "{der:02x?}");
@@ -269,26 +281,7 @@ fn keys_drop_their_seed_under_retain_seed_no() {
         &p,
         &[&gen[..], &["-out", "both.pem"]].concat(),
     );
-    // 3.0 has no -provparam: the settings go in a config file.
-    let with = |setting: &str, args: &[&str]| {
-        let name = format!("{}.cnf", setting.replace([' ', '='], ""));
-        write(
-            &dir,
-            &name,
-            format!(
-                "openssl_conf = init\n[init]\nproviders = prov\n[prov]\ndefault = dflt\n\
-                 mlkem = mlkem\n[dflt]\nactivate = 1\n[mlkem]\nactivate = 1\n{setting}\n"
-            ),
-        );
-        let out = ssl
-            .command(&dir)
-            .env("OPENSSL_CONF", dir.join(&name))
-            .env("OPENSSL_MODULES", common::module_dir())
-            .args(args)
-            .output()
-            .unwrap();
-        common::assert_success(&out, setting);
-    };
+    let with = |setting, args: &[&str]| run_with_setting(&ssl, &dir, setting, args);
     let der = ["-outform", "DER", "-out"];
     let decoded = [&["pkey", "-in", "both.pem"][..], &der, &["decoded.der"]].concat();
     let generated = [&["genpkey"][..], &gen, &der, &["generated.der"]].concat();
