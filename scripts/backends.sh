@@ -1,17 +1,17 @@
 # The kem-core backends this CPU supports, and a check that the tests ran
 # each of them (sourced by scripts/test.sh).
 #
-#   expected=$(cpu_backends)        # e.g. portable,avx2,avx512
+#   expected=$(cpu_backends)        # e.g. portable,avx2,avx512-keccak,avx512
 #   MLKEM_EXPECT_BACKENDS=$expected MLKEM_BACKEND_LOG=$log cargo test ...
 #   check_backends_exercised "$log" "$expected" vectors differential ...
 #
 # cpu_backends reads /proc/cpuinfo, independently of kem-core's own
 # detection (is_x86_feature_detected!), with the features each backend
-# needs (kem-core/src/backend/select.rs): avx2 = AVX2 + BMI1, avx512 = that
-# + AVX-512 F, VL and BW; neon = AArch64 ASIMD. The tests fail when kem-core
-# detects another list (MLKEM_EXPECT_BACKENDS), and append a line
-# "<test binary> <backend>" to MLKEM_BACKEND_LOG for each backend a test
-# ran to the end (kem-core/tests/backends/mod.rs).
+# needs (kem-core/src/backend/select.rs): avx2 = AVX2 + BMI1, avx512-keccak
+# and avx512 = that + AVX-512 F, VL and BW; neon = AArch64 ASIMD. The tests
+# fail when kem-core detects another list (MLKEM_EXPECT_BACKENDS), and
+# append a line "<test binary> <backend>" to MLKEM_BACKEND_LOG for each
+# backend a test ran to the end (kem-core/tests/backends/mod.rs).
 
 cpu_backends() {
     local flags list=portable
@@ -21,7 +21,7 @@ cpu_backends() {
     x86_64)
         if has avx2 bmi1; then
             list+=,avx2
-            has avx512f avx512vl avx512bw && list+=,avx512
+            has avx512f avx512vl avx512bw && list+=,avx512-keccak,avx512
         fi
         ;;
     aarch64) has asimd && list+=,neon ;;

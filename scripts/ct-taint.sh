@@ -3,7 +3,7 @@
 # test-tools/src/bin/ct-taint.rs): secrets are marked undefined, and any
 # branch or address that depends on them is an error. Runs, in release mode
 # on this toolchain, for every backend valgrind's CPU has (valgrind has no
-# AVX-512, so the avx512 backend is not covered here):
+# AVX-512, so the two AVX-512 backends are not covered here):
 #   1. the real check, which must report nothing;
 #   2. with a deliberate secret-dependent branch, which must be reported;
 #   3. without declassifying ρ, whose matrix sampling must be reported

@@ -9,7 +9,7 @@
 # Defaults: 3 rounds of 2 seconds per operation, ML-KEM-512 ML-KEM-768
 # ML-KEM-1024 (the hybrids X25519MLKEM768 SecP256r1MLKEM768
 # SecP384r1MLKEM1024 work too), and the kem-core backend the provider
-# detects (--backend portable|avx2|avx512 forces one, through MLKEM_BACKEND).
+# detects (--backend portable|avx2|avx512-keccak|avx512 forces one, through MLKEM_BACKEND).
 # OpenSSL 3.5 comes from scripts/build-openssl.sh (built if missing); the
 # provider from scripts/build-provider.sh. Every other option of
 # test-tools' speed-compare passes through (--csv PATH, --json PATH,

@@ -59,7 +59,9 @@ pub mod profiling;
 mod sample;
 mod wipe;
 
-pub use backend::{active_backend, available_backends, set_backend, with_backend, BackendKind};
+pub use backend::{
+    active_backend, available_backends, preferred_backend, set_backend, with_backend, BackendKind,
+};
 pub use error::Error;
 pub use keys::{
     Ciphertext, DecapsulationKey, EncapsulationKey, RandomSource, SharedSecret, MESSAGE_LEN,

@@ -39,14 +39,37 @@ fn backend_with_env(value: &str) -> String {
 #[test]
 fn mlkem_backend_selects_the_process_backend() {
     let backends = backends::backends_to_exercise();
-    let fastest = backends.last().copied().unwrap();
+    let preferred = kem_core::preferred_backend();
     for kind in backends {
         assert_eq!(backend_with_env(kind.name()), kind.name());
         assert_eq!(backend_with_env(&kind.name().to_uppercase()), kind.name());
         backends::record_exercised(kind);
     }
-    // Unknown names fall back to the fastest available backend.
-    assert_eq!(backend_with_env("no-such-backend"), fastest.name());
-    assert_eq!(backend_with_env(""), fastest.name());
+    // Unknown names fall back to the preferred backend.
+    assert_eq!(backend_with_env("no-such-backend"), preferred.name());
+    assert_eq!(backend_with_env(""), preferred.name());
     assert_eq!(BackendKind::ALL[0], BackendKind::Portable);
+}
+
+/// The preferred backend is the last available one, except on an Intel CPU
+/// with AVX-512, where it is `avx512-keccak`; the vendor is read from
+/// `/proc/cpuinfo` here, not from CPUID as kem-core reads it.
+#[test]
+fn the_preferred_backend_follows_the_cpu_vendor() {
+    let available = kem_core::available_backends();
+    let last = *available.last().unwrap();
+    let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+        eprintln!("no /proc/cpuinfo; only the fallback checked");
+        assert!(available.contains(&kem_core::preferred_backend()));
+        return;
+    };
+    let intel = cpuinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("vendor_id"))
+        .is_some_and(|value| value.trim_start_matches([' ', '\t', ':']) == "GenuineIntel");
+    let expected = match (last.name(), intel) {
+        ("avx512", true) => "avx512-keccak",
+        (name, _) => name,
+    };
+    assert_eq!(kem_core::preferred_backend().name(), expected);
 }

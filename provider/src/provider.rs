@@ -51,10 +51,13 @@ fn register_oids(instance: Instance) {
     }
 }
 
+/// `kind`'s name (`BackendKind::name`) as the C string OpenSSL reads.
 fn backend_name(kind: BackendKind) -> &'static CStr {
     match kind.name() {
         "avx2" => c"avx2",
+        "avx512-keccak" => c"avx512-keccak",
         "avx512" => c"avx512",
+        "neon" => c"neon",
         _ => c"portable",
     }
 }

@@ -377,7 +377,9 @@ fn measure_mode_errors() {
     };
     let err = fails(&["--backend", "neon"]);
     assert!(
-        err.contains("--backend: unknown backend \"neon\" (known: portable, avx2, avx512)"),
+        err.contains(
+            "--backend: unknown backend \"neon\" (known: portable, avx2, avx512-keccak, avx512)"
+        ),
         "{err}"
     );
     let err = fails(&[

@@ -1,5 +1,9 @@
-//! The x86-64 AVX-512 backend: the AVX2 backend's arithmetic, with its
-//! sponges on AVX-512 Keccak.
+//! The x86-64 AVX-512 backends: the AVX2 backend's arithmetic, with its
+//! sponges on AVX-512 Keccak. `Avx512` also runs the NTT, inverse NTT and
+//! base multiplication on 512-bit vectors; `Avx512Keccak` keeps those on the
+//! AVX2 code, so that it runs no 512-bit multiply (the default on Intel,
+//! see `select::preferred_backend`). Both are `Avx512Backend`, whose const
+//! parameter is the width of those three.
 //!
 //! - Pools of sponges (key generation, parsing an encapsulation key,
 //!   decapsulation's hashes) and noise sampling run up to eight sponges per
@@ -9,14 +13,14 @@
 //!   operations of the AVX2 one), whichever is cheaper for the step.
 //! - The one-way permutation is that four-way one with the state broadcast
 //!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
-//! - NTT, inverse NTT and base multiplication run on 512-bit vectors
-//!   (`ntt_avx512`; the same coefficients as the AVX2 code). Measured on a
-//!   Sapphire Rapids Xeon, this is the part that runs slower for about a
-//!   millisecond after a pause (the power-state change for 512-bit
-//!   multiplies). With these three on the AVX2 code instead, a trial build
-//!   lost that cold-start cost but ran 5 to 14% slower warm; one with the
-//!   NTT and keygen's multiplication still 512-bit kept the cost (README,
-//!   "Comparing and reporting").
+//! - On `Avx512`, NTT, inverse NTT and base multiplication run on 512-bit
+//!   vectors (`ntt_avx512`; the same coefficients as the AVX2 code). On
+//!   Intel this is the part that runs slower for about a millisecond after
+//!   a pause (the power-state change for 512-bit multiplies), and the clock
+//!   change it brings slows the code around it too: on a Rocket Lake class
+//!   Xeon, in-process TLS 1.3 handshakes ran 7-8% faster on `Avx512Keccak`.
+//!   Warm, back to back, `Avx512` is faster on Intel (encapsulation with a
+//!   parsed key by 5 to 17%; README, "Comparing and reporting").
 //! - Rejection sampling of the matrix takes 32 candidates a step with
 //!   VBMI's byte permutation and VBMI2's compression (`rej_avx512`) where
 //!   the CPU has them.
@@ -24,57 +28,85 @@
 //!
 //! # Safety
 //!
-//! `Avx512` is only ever used through `dispatch!`, which selects it only
-//! when `BackendKind::Avx512.is_available()` holds (AVX2, BMI1, AVX-512F,
-//! AVX-512VL, AVX-512BW): the process default is chosen among available backends, and
+//! Both types are only ever used through `dispatch!`, which selects them
+//! only when `BackendKind::Avx512.is_available()` (the same as
+//! `BackendKind::Avx512Keccak`'s) holds: AVX2, BMI1, AVX-512F, AVX-512VL,
+//! AVX-512BW. The process default is chosen among available backends, and
 //! `set_backend` / `with_backend` refuse an unavailable one. So whenever an
-//! `Avx512` method runs, the CPU has those features, the requirements of
-//! the `unsafe` calls below and of the AVX2 methods it delegates to.
+//! `Avx512Backend` method runs, the CPU has those features, the
+//! requirements of the `unsafe` calls below and of the AVX2 methods it
+//! delegates to.
 
 use super::{Avx2, Backend, KeyBuffers};
 use crate::params::ParameterSet;
 use crate::poly::{Poly, N};
 
-/// The AVX-512 backend (selected only on CPUs with AVX-512F/VL; see the
-/// module docs).
-pub(crate) struct Avx512;
+/// The AVX-512 backends (selected only on CPUs with AVX-512F/BW/VL; see the
+/// module docs), with NTT, inverse NTT and base multiplication on
+/// `ARITHMETIC_BITS`-bit vectors: 512 or 256 (the AVX2 code).
+pub(crate) struct Avx512Backend<const ARITHMETIC_BITS: usize>;
+
+/// AVX-512 throughout, 512-bit NTT and base multiplication included.
+pub(crate) type Avx512 = Avx512Backend<512>;
+
+/// AVX-512 for the sponges, the AVX2 code for all the arithmetic.
+pub(crate) type Avx512Keccak = Avx512Backend<256>;
 
 /// Defines a `Backend` method that calls the same-named function in
 /// `with_avx512`.
 macro_rules! avx512_method {
-    ($(#[$attr:meta])* fn $name:ident $(<const $c:ident: usize>)? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+    // `[BITS]` passes the arithmetic width to a pool (see `with_avx512`).
+    ($(#[$attr:meta])* fn $name:ident $(<const $c:ident: usize>)? $([$bits:ident])? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
         $(#[$attr])*
         #[inline(always)]
         fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
-            // SAFETY: `Avx512` runs only where AVX2, BMI1, AVX-512F,
-            // AVX-512VL and AVX-512BW are available (module docs).
-            unsafe { with_avx512::$name $(::<$c>)? ($($arg),*) }
+            // SAFETY: `Avx512Backend` runs only where AVX2, BMI1,
+            // AVX-512F, AVX-512VL and AVX-512BW are available (module docs).
+            unsafe { with_avx512::$name::<$($bits)? $($c)?>($($arg),*) }
         }
     };
-    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+    // The same, generic over the parameter set.
+    ($(#[$attr:meta])* fn $name:ident <$p:ident: ParameterSet> $([$bits:ident])? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
         $(#[$attr])*
         #[inline(always)]
         fn $name<$p: ParameterSet>($($arg: $ty),*) $(-> $ret)? {
             // SAFETY: as above.
-            unsafe { with_avx512::$name::<$p>($($arg),*) }
+            unsafe { with_avx512::$name::<$($bits,)? $p>($($arg),*) }
         }
     };
 }
 
-impl Backend for Avx512 {
+/// Defines an arithmetic `Backend` method: `ntt_avx512`'s on 512-bit
+/// vectors, else the AVX2 backend's.
+macro_rules! arithmetic_method {
+    (fn $name:ident ($($arg:ident: $ty:ty),*)) => {
+        #[inline(always)]
+        fn $name($($arg: $ty),*) {
+            if ARITHMETIC_BITS == 512 {
+                // SAFETY: `Avx512Backend` runs only where AVX2, AVX-512F and
+                // AVX-512BW are available (module docs).
+                unsafe { with_avx512::$name($($arg),*) }
+            } else {
+                Avx2::$name($($arg),*)
+            }
+        }
+    };
+}
+
+impl<const ARITHMETIC_BITS: usize> Backend for Avx512Backend<ARITHMETIC_BITS> {
     const KECCAK_WIDTH: usize = super::keccak_x8::WIDTH;
 
     avx512_method!(fn keccak_f1600(state: &mut [u64; 25]));
     avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
-    avx512_method!(fn generate_key<P: ParameterSet>(rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
-    avx512_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
+    avx512_method!(fn generate_key<P: ParameterSet> [ARITHMETIC_BITS] (rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
+    avx512_method!(fn hash_and_sample_matrix [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
     avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
-    avx512_method!(fn decaps_hashes<P: ParameterSet>(input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
+    avx512_method!(fn decaps_hashes<P: ParameterSet> [ARITHMETIC_BITS] (input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
-    avx512_method!(fn ntt(p: &mut Poly));
-    avx512_method!(fn inv_ntt(p: &mut Poly));
-    avx512_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
-    avx512_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
+    arithmetic_method!(fn ntt(p: &mut Poly));
+    arithmetic_method!(fn inv_ntt(p: &mut Poly));
+    arithmetic_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
+    arithmetic_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
 
     /// VBMI2's compressing store where the CPU has it (Ice Lake, Zen 4 and
     /// later), else the AVX2 code. The check is the standard library's
@@ -83,9 +115,9 @@ impl Backend for Avx512 {
     #[inline(always)]
     fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
         if super::rej_avx512::is_available() {
-            // SAFETY: `Avx512` runs only where AVX2, AVX-512F and AVX-512BW
-            // are available (module docs), and VBMI and VBMI2 were just
-            // detected.
+            // SAFETY: `Avx512Backend` runs only where AVX2, AVX-512F and
+            // AVX-512BW are available (module docs), and VBMI and VBMI2 were
+            // just detected.
             unsafe { super::rej_avx512::rejection_sample_block(coeffs, filled, state) }
         } else {
             Avx2::rejection_sample_block(coeffs, filled, state)
@@ -116,9 +148,11 @@ impl Backend for Avx512 {
     }
 }
 
-/// The sponge code, compiled for AVX-512.
+/// The sponge code, compiled for AVX-512. The pools take the backend's
+/// arithmetic width (key generation's transforms and multiplies); noise
+/// sampling only hashes, so it runs as `Avx512` on either backend.
 mod with_avx512 {
-    use super::Avx512;
+    use super::{Avx512, Avx512Backend};
     use crate::backend::{keccak_x4, keccak_x8, ntt_avx512, KeyBuffers};
     use crate::params::ParameterSet;
     use crate::poly::Poly;
@@ -172,7 +206,7 @@ mod with_avx512 {
         ntt_avx512::multiply_accumulate_range(acc, a, b, start);
     }
 
-    crate::backend::sponge_pools!(Avx512, "avx2,avx512f,avx512vl", 8);
+    crate::backend::sponge_pools!(Avx512Backend<BITS>, "avx2,avx512f,avx512vl", 8, const BITS);
 
     /// Noise, eight PRF streams at a time on the eight-way permutation
     /// where a batch has more than four of eta = 2 (`keccak_x8::prf2_x8`,

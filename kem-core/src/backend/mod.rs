@@ -66,11 +66,13 @@ mod select;
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx2::Avx2;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use avx512::Avx512;
+pub(crate) use avx512::{Avx512, Avx512Keccak};
 #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
 pub(crate) use neon::Neon;
 pub(crate) use portable::Portable;
-pub use select::{active_backend, available_backends, set_backend, with_backend, BackendKind};
+pub use select::{
+    active_backend, available_backends, preferred_backend, set_backend, with_backend, BackendKind,
+};
 
 use crate::params::ParameterSet;
 use crate::poly::{Poly, N};
@@ -79,13 +81,15 @@ use crate::{compress, encode, ntt, sample};
 /// The sponge pools of an x86-64 SIMD backend (`keygen_avx2`, `expand_avx2`,
 /// `decaps_x86`), `$width` sponges wide and compiled with `$features`: its
 /// `generate_key`, `hash_and_sample_matrix` and `decaps_hashes`, defined in
-/// its `with_*` module (whose imports they use).
+/// its `with_*` module (whose imports they use). A backend type with a
+/// `usize` const parameter names it last (`const BITS`); the functions then
+/// take it first.
 #[cfg(target_arch = "x86_64")]
 macro_rules! sponge_pools {
-    ($backend:ty, $features:literal, $width:literal) => {
+    ($backend:ty, $features:literal, $width:literal $(, const $c:ident)?) => {
         /// Key generation as one pool of sponges (see `keygen_avx2`).
         #[target_feature(enable = $features)]
-        pub(super) fn generate_key<P: ParameterSet>(
+        pub(super) fn generate_key<$(const $c: usize,)? P: ParameterSet>(
             rho: &[u8; 32],
             sigma: &[u8; 32],
             out: &mut KeyBuffers<'_>,
@@ -97,7 +101,7 @@ macro_rules! sponge_pools {
 
         /// H(ek) and Â sharing the multi-way Keccak (see `expand_avx2`).
         #[target_feature(enable = $features)]
-        pub(super) fn hash_and_sample_matrix(
+        pub(super) fn hash_and_sample_matrix$(<const $c: usize>)?(
             ek: &[u8],
             rho: &[u8; 32],
             k: usize,
@@ -109,7 +113,7 @@ macro_rules! sponge_pools {
         /// G, J and the re-encryption's noise as one pool (see
         /// `decaps_x86`).
         #[target_feature(enable = $features)]
-        pub(super) fn decaps_hashes<P: ParameterSet>(
+        pub(super) fn decaps_hashes<$(const $c: usize,)? P: ParameterSet>(
             input: &crate::backend::DecapsHashInput<'_>,
             y: &mut [Poly],
             e1_e2: &mut [Poly],
@@ -352,6 +356,11 @@ macro_rules! dispatch {
             #[cfg(target_arch = "x86_64")]
             $crate::backend::BackendKind::Avx2 => {
                 type $b = $crate::backend::Avx2;
+                $body
+            }
+            #[cfg(target_arch = "x86_64")]
+            $crate::backend::BackendKind::Avx512Keccak => {
+                type $b = $crate::backend::Avx512Keccak;
                 $body
             }
             #[cfg(target_arch = "x86_64")]

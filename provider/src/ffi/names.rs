@@ -21,7 +21,8 @@ pub(crate) const PROV_NAME: &CStr = cstr(sys::OSSL_PROV_PARAM_NAME);
 pub(crate) const PROV_VERSION: &CStr = cstr(sys::OSSL_PROV_PARAM_VERSION);
 pub(crate) const PROV_BUILDINFO: &CStr = cstr(sys::OSSL_PROV_PARAM_BUILDINFO);
 pub(crate) const PROV_STATUS: &CStr = cstr(sys::OSSL_PROV_PARAM_STATUS);
-/// The active kem-core backend (`portable`, `avx2`); ours.
+/// The active kem-core backend (`portable`, `avx2`, `avx512-keccak`,
+/// `avx512`, `neon`); ours.
 pub(crate) const PROV_BACKEND: &CStr = c"backend";
 
 // Provider configuration keys, read from `openssl.cnf` through the core.
@@ -32,7 +33,7 @@ pub(crate) const CONF_OUTPUT_FORMATS: &CStr = c"ml-kem.output_formats";
 pub(crate) const CONF_INPUT_FORMATS: &CStr = c"ml-kem.input_formats";
 /// Whether keys made from a seed keep it (as OpenSSL 3.5's `ml-kem.retain_seed`).
 pub(crate) const CONF_RETAIN_SEED: &CStr = c"ml-kem.retain_seed";
-/// Forces a kem-core backend (`portable`, `avx2`); ours.
+/// Forces a kem-core backend (a `kem_core::BackendKind` name); ours.
 pub(crate) const CONF_BACKEND: &CStr = c"backend";
 /// RecipientInfo type of a key for CMS (`OSSL_PKEY_PARAM_CMS_RI_TYPE`).
 pub(crate) const PKEY_CMS_RI_TYPE: &CStr = c"ri-type";

@@ -77,8 +77,8 @@ struct Args {
     /// One round of 1 s per operation, for a smoke run
     #[arg(long, group = "measure")]
     quick: bool,
-    /// kem-core backend of ours: portable, avx2, avx512 [default: the one
-    /// the provider detects]
+    /// kem-core backend of ours: portable, avx2, avx512-keccak, avx512
+    /// [default: the one the provider detects]
     #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new(), group = "measure")]
     backend: Option<String>,
     /// Save each run's stdout as DIR/IMPL-roundK.txt (and its stderr as
