@@ -288,6 +288,9 @@ fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {
 /// (the one-way permutation runs on them too).
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 fn keccak_f1600_x4_avx512vl_rounds(state: &mut [__m256i; 25]) {
+    // Not inlined (two callers), so it has a frame of its own, where the
+    // rounds spill.
+    super::mem_avx2::align_spill_slots!();
     let mut a = *state;
     let mut e = [_mm256_setzero_si256(); 25];
     let mut c = [_mm256_setzero_si256(); 5];

@@ -14,6 +14,33 @@ use core::arch::x86_64::{
     _mm512_storeu_si512, _mm_loadu_si128, _mm_storel_epi64, _mm_storeu_si128,
 };
 
+/// Aligns the enclosing function's stack frame to 64 bytes, so that the
+/// 32- and 64-byte slots the compiler spills vector registers to are
+/// aligned. The ABI only guarantees 16, and the compiler realigns a frame
+/// only for a local that needs more; a function whose vectors all live in
+/// registers but still spills some (the Keccak rounds: 25 state lanes, the
+/// next round's and the parities do not fit in 32 registers) otherwise
+/// gets slots at 16 mod 32, which cross a cache line every other time and
+/// a 4 KiB page wherever the frame spans one. Where that is depends on the
+/// stack's address, random per process: measured on a Rocket Lake class
+/// Xeon, the four-way AVX-512VL rounds ran at about 510 TSC ticks, but at
+/// 600 to 940 in one stretch of about 300 bytes of stack offsets (1 in 12
+/// processes), which made ML-KEM-1024 key generation 18.0k or 23.2k ticks
+/// from one run to the next.
+///
+/// The anchor is a 64-byte-aligned local whose address escapes (so that it
+/// exists); it is never written.
+macro_rules! align_spill_slots {
+    () => {
+        #[repr(align(64))]
+        #[allow(dead_code)] // never read: only its alignment counts
+        struct FrameAnchor([u8; 64]);
+        let mut anchor = core::mem::MaybeUninit::<FrameAnchor>::uninit();
+        core::hint::black_box(&mut anchor);
+    };
+}
+pub(super) use align_spill_slots;
+
 /// Element types the loads and stores move bytes in and out of.
 ///
 /// # Safety
