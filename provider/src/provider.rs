@@ -51,14 +51,34 @@ fn register_oids(instance: Instance) {
     }
 }
 
-/// `kind`'s name (`BackendKind::name`) as the C string OpenSSL reads.
-fn backend_name(kind: BackendKind) -> &'static CStr {
+/// `kind`'s name (`BackendKind::name`) as the C string OpenSSL reads, and
+/// the build info naming it (`openssl list -providers -verbose` prints the
+/// build info, not our `backend` parameter).
+fn backend_names(kind: BackendKind) -> (&'static CStr, &'static CStr) {
+    macro_rules! backend {
+        ($name:literal) => {{
+            const NAMES: (&CStr, &CStr) = (
+                names::cstr(concat!($name, "\0").as_bytes()),
+                names::cstr(
+                    concat!(
+                        "mlkem-provider ",
+                        env!("CARGO_PKG_VERSION"),
+                        " (kem-core, Rust; backend ",
+                        $name,
+                        ")\0"
+                    )
+                    .as_bytes(),
+                ),
+            );
+            NAMES
+        }};
+    }
     match kind.name() {
-        "avx2" => c"avx2",
-        "avx512-keccak" => c"avx512-keccak",
-        "avx512" => c"avx512",
-        "neon" => c"neon",
-        _ => c"portable",
+        "avx2" => backend!("avx2"),
+        "avx512-keccak" => backend!("avx512-keccak"),
+        "avx512" => backend!("avx512"),
+        "neon" => backend!("neon"),
+        _ => backend!("portable"),
     }
 }
 
@@ -92,14 +112,15 @@ impl Provider for Mlkem {
         if let Some(mut p) = params.find(names::PROV_VERSION) {
             p.set_utf8(VERSION)?;
         }
+        let (backend, buildinfo) = backend_names(kem_core::active_backend());
         if let Some(mut p) = params.find(names::PROV_BUILDINFO) {
-            p.set_utf8(BUILDINFO)?;
+            p.set_utf8(buildinfo)?;
         }
         if let Some(mut p) = params.find(names::PROV_STATUS) {
             p.set_int(1)?;
         }
         if let Some(mut p) = params.find(names::PROV_BACKEND) {
-            p.set_utf8(backend_name(kem_core::active_backend()))?;
+            p.set_utf8(backend)?;
         }
         Ok(())
     }
@@ -162,22 +183,7 @@ impl Provider for Mlkem {
     }
 }
 
-const VERSION: &CStr =
-    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(v) => v,
-        Err(_) => panic!("version has no NUL"),
-    };
-const BUILDINFO: &CStr = match CStr::from_bytes_with_nul(
-    concat!(
-        "mlkem-provider ",
-        env!("CARGO_PKG_VERSION"),
-        " (kem-core, Rust)\0"
-    )
-    .as_bytes(),
-) {
-    Ok(v) => v,
-    Err(_) => panic!("build info has no NUL"),
-};
+const VERSION: &CStr = names::cstr(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes());
 
 const ALGORITHM_END: OSSL_ALGORITHM = OSSL_ALGORITHM {
     algorithm_names: core::ptr::null(),

@@ -217,6 +217,19 @@ fn hexseed_keys_are_identical_across_versions() {
 /// loaded by a config file whose provider section holds `setting` (3.0 has
 /// no -provparam), and checks that it succeeds.
 fn run_with_setting(ssl: &common::OpenSsl, dir: &std::path::Path, setting: &str, args: &[&str]) {
+    let out = output_with_setting(ssl, dir, setting, args);
+    common::assert_success(&out, setting);
+}
+
+/// `args` run with providers `default` and `mlkem` loaded through a config
+/// file whose `[mlkem]` section has `setting` (and without `MLKEM_BACKEND`
+/// in the environment): its output, success or not.
+fn output_with_setting(
+    ssl: &common::OpenSsl,
+    dir: &std::path::Path,
+    setting: &str,
+    args: &[&str],
+) -> std::process::Output {
     let name = format!("{}.cnf", setting.replace([' ', '='], ""));
     write(
         dir,
@@ -226,14 +239,55 @@ fn run_with_setting(ssl: &common::OpenSsl, dir: &std::path::Path, setting: &str,
              mlkem = mlkem\n[dflt]\nactivate = 1\n[mlkem]\nactivate = 1\n{setting}\n"
         ),
     );
-    let out = ssl
-        .command(dir)
+    ssl.command(dir)
         .env("OPENSSL_CONF", dir.join(&name))
         .env("OPENSSL_MODULES", common::module_dir())
+        .env_remove("MLKEM_BACKEND")
         .args(args)
         .output()
-        .unwrap();
-    common::assert_success(&out, setting);
+        .unwrap()
+}
+
+/// `openssl list -providers -verbose` prints our build info, which names the
+/// backend running: the CPU's preferred one, or the one the `backend`
+/// setting names. A name kem-core does not have keeps the provider from
+/// loading (OpenSSL then leaves it out of the list, and ML-KEM is missing).
+#[test]
+fn build_info_names_the_backend_the_setting_chooses() {
+    let ssl = common::system();
+    let dir = scratch("backend-setting");
+    let list = ["list", "-providers", "-verbose"];
+    let build_info = |setting: &str| {
+        let out = output_with_setting(&ssl, &dir, setting, &list);
+        common::assert_success(&out, setting);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = stdout
+            .lines()
+            .find(|line| line.trim_start().starts_with("build info: mlkem-provider"));
+        line.unwrap_or_else(|| panic!("{setting}: no build info of ours in {stdout}"))
+            .to_owned()
+    };
+    let names = |kind: kem_core::BackendKind| format!("(kem-core, Rust; backend {})", kind.name());
+    let preferred = build_info("# no backend setting");
+    assert!(
+        preferred.ends_with(&names(kem_core::preferred_backend())),
+        "{preferred}"
+    );
+    for kind in kem_core::available_backends() {
+        let line = build_info(&format!("backend = {}", kind.name()));
+        assert!(line.ends_with(&names(kind)), "{line}");
+    }
+
+    let bad = "backend = no-such-backend";
+    let out = output_with_setting(&ssl, &dir, bad, &list);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("mlkem-provider"),
+        "{bad} still loaded: {stdout}"
+    );
+    let genpkey = ["genpkey", "-algorithm", "ML-KEM-768", "-out", "bad.pem"];
+    let out = output_with_setting(&ssl, &dir, bad, &genpkey);
+    assert!(!out.status.success(), "{bad}: genpkey succeeded");
 }
 
 #[test]

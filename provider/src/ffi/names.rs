@@ -9,10 +9,10 @@ use core::ffi::CStr;
 use super::sys;
 
 /// Turns a bindgen byte-string constant (`b"bits\0"`) into a `&CStr`.
-const fn cstr(bytes: &'static [u8]) -> &'static CStr {
+pub(crate) const fn cstr(bytes: &'static [u8]) -> &'static CStr {
     match CStr::from_bytes_with_nul(bytes) {
         Ok(name) => name,
-        Err(_) => panic!("core_names.h constants are NUL-terminated"),
+        Err(_) => panic!("a C string constant must end in its only NUL"),
     }
 }
 
