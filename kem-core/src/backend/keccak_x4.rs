@@ -309,6 +309,8 @@ fn keccak_f1600_x4_avx512vl_rounds(state: &mut [__m256i; 25]) {
 /// One Keccak-f[1600] on AVX-512VL: the state broadcast to all four
 /// instances of the four-way permutation, which with AVX-512VL's rotate and
 /// ternary-logic instructions is faster than the scalar permutation.
+/// Never inlined, as [`permute_selected_avx512vl`].
+#[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn keccak_f1600_avx512vl(state: &mut [u64; 25]) {
     let mut vectors: [__m256i; 25] =
@@ -375,8 +377,13 @@ pub(crate) fn permute_selected(states: &mut [[u64; 25]], chosen: &[usize]) {
     permute_selected_with!(states, chosen, keccak_f1600_x4);
 }
 
-/// [`permute_selected`] on AVX-512VL's instructions (the AVX-512 backend,
-/// for steps of two to four sponges).
+/// [`permute_selected`] on AVX-512VL's instructions (the AVX-512 backends,
+/// for steps of two to four sponges). Never inlined: its interleaved copy
+/// (800 bytes, 64-byte aligned) would otherwise sit in the frame of every
+/// pool that calls it, beside the eight-way permutation's, and the pools
+/// are the deepest frames of key generation and decapsulation (see the
+/// stack budget test); a call costs nothing beside a permutation.
+#[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn permute_selected_avx512vl(states: &mut [[u64; 25]], chosen: &[usize]) {
     permute_selected_with!(states, chosen, keccak_f1600_x4_avx512vl);
