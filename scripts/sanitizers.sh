@@ -422,7 +422,7 @@ run_lsan() {
     printf 'GET / HTTP/1.0\r\n\r\n' >request
     local group port server status
     for group in "${groups[@]}"; do
-        port=$((20000 + RANDOM % 20000))
+        port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768-60999)
         OPENSSL_CONF=/dev/null LD_PRELOAD="$liblsan $module_dir/mlkem.so" \
             LSAN_OPTIONS=$(lsan_options "$lsan_work/logs/s_server-$group") \
             openssl s_server "${P[@]}" -cert server.crt -key server.key -accept "$port" -tls1_3 \

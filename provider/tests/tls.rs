@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -35,9 +35,14 @@ fn configure(cmd: &mut Command, side: Side) {
 
 static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
 
+/// A port for the next s_server: a base per test process, then one port
+/// per server. All lie in 20000..32767, below Linux's ephemeral range
+/// (32768-60999), from which every client's own port comes: an outgoing
+/// connection of a test running beside this one held a port chosen there
+/// about once in six runs (s_server: "Address already in use").
 fn port() -> u16 {
-    let base = 20000 + (std::process::id() % 20000) as u16;
-    base + NEXT_PORT.fetch_add(1, Ordering::Relaxed)
+    let base = 20000 + (std::process::id() % 10000) as u16;
+    base + NEXT_PORT.fetch_add(1, Ordering::Relaxed) % 2700
 }
 
 struct Server(Child);
@@ -69,7 +74,7 @@ fn start_server(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) 
     ])
     .stdin(Stdio::null())
     .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("s_server");
     // Wait for "ACCEPT".
     let stdout = child.stdout.take().expect("stdout");
@@ -79,8 +84,20 @@ fn start_server(ssl: &OpenSsl, side: Side, dir: &Path, port: u16, groups: &str) 
         match lines.next() {
             Some(Ok(line)) if line.starts_with("ACCEPT") => break,
             Some(Ok(_)) => continue,
-            _ => panic!("s_server did not start"),
+            _ => {
+                let mut stderr = String::new();
+                let _ = child
+                    .stderr
+                    .take()
+                    .map(|mut e| e.read_to_string(&mut stderr));
+                panic!("s_server ({groups}, port {port}) did not start: {stderr}")
+            }
         }
+    }
+    // s_server's stderr is only read when it fails to start; keep draining
+    // it (as stdout below) so that the server never blocks on a full pipe.
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::spawn(move || for _ in BufReader::new(stderr).lines() {});
     }
     // Keep draining so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
