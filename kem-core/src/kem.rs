@@ -77,6 +77,9 @@ pub(crate) struct DecapsKeyParts<'a> {
     pub(crate) ek_hash: &'a [u8; 32],
     /// The implicit-rejection secret.
     pub(crate) z: &'a [u8; 32],
+    /// J(z ‖ c) for the ciphertext to decapsulate, if the key was parsed
+    /// for it and computed it then.
+    pub(crate) rejection: Option<&'a [u8; 32]>,
 }
 
 /// Algorithm 18: ML-KEM.Decaps_internal(dk, c), with implicit rejection in
@@ -99,6 +102,7 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
         h: dk.ek_hash,
         z: dk.z,
         c,
+        rejection: dk.rejection,
     };
     let (mut shared, mut rejection) = B::decaps_hashes::<P>(&input, y.as_mut(), noise.as_mut());
     let mut c_prime = P::CiphertextBytes::zeroed();

@@ -37,6 +37,10 @@ impl<F: FnMut(&mut [u8]) -> Result<(), Error>> RandomSource for F {
     }
 }
 
+/// J(z ‖ c), computed while a decapsulation key is parsed for `c`
+/// ([`DecapsulationKey::decapsulate_bytes`]); wiped on drop.
+type Rejection = Zeroizing<[u8; 32]>;
+
 /// An ML-KEM encapsulation (public) key, with its expanded form.
 ///
 /// The expanded parts live on the heap (allocated once, when the key is made
@@ -56,12 +60,16 @@ impl<P: ParameterSet> EncapsulationKey<P> {
     /// length, and every coefficient below q), and expands it.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("encapsulation key", bytes, P::EK_LEN)?;
-        dispatch!(B => Self::parse::<B>(bytes))
+        dispatch!(B => Self::parse::<B>(bytes, None)).map(|(key, _)| key)
     }
 
-    /// Parses and expands `bytes` (of the right length).
+    /// Parses and expands `bytes` (of the right length); with `rejection`
+    /// = (z, c), computes J(z ‖ c) in the same pool and returns it too.
     #[inline(never)] // one frame per backend (see `kem::keygen_internal`)
-    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
+    fn parse<B: Backend>(
+        bytes: &[u8],
+        rejection: Option<(&[u8; 32], &[u8])>,
+    ) -> Result<(Self, Option<Rejection>), Error> {
         let k = P::K;
         let mut expanded = pke::new_polys(pke::expanded_key_len(k));
         let t_bytes = &bytes[..384 * k];
@@ -72,13 +80,14 @@ impl<P: ParameterSet> EncapsulationKey<P> {
         if !reduced {
             return Err(Error::EncapsulationKeyNotReduced);
         }
-        let h = pke::expand_key::<B>(bytes, k, &mut expanded);
-        Ok(Self {
+        let (h, j) = pke::expand_key::<B>(bytes, k, &mut expanded, rejection);
+        let key = Self {
             expanded,
             h,
             bytes: bytes.into(),
             _params: PhantomData,
-        })
+        };
+        Ok((key, j))
     }
 
     /// The key KeyGen produced: its expanded form, encoding and hash.
@@ -215,21 +224,54 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     /// the section 7.2 checks to the embedded ek; ŝ must be fully reduced.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_length("decapsulation key", bytes, P::DK_LEN)?;
-        dispatch!(B => Self::parse::<B>(bytes))
+        dispatch!(B => Self::parse::<B>(bytes, None)).map(|(key, _)| key)
     }
 
+    /// Algorithm 21, ML-KEM.Decaps(dk, c), on an encoded key: parses `dk`
+    /// as [`DecapsulationKey::from_bytes`] does (the same checks and
+    /// errors) and decapsulates `ct` with it, as `from_bytes` then
+    /// [`DecapsulationKey::decapsulate`] would, with the same result. For a
+    /// key used once: the SIMD backends absorb J(z ‖ c), which otherwise
+    /// runs mostly alone after decryption, beside H(ek) and the matrix while
+    /// the key is parsed (ML-KEM-1024: 12 blocks). The parsed key is wiped
+    /// when this returns.
+    pub fn decapsulate_bytes(dk: &[u8], ct: &Ciphertext<P>) -> Result<SharedSecret, Error> {
+        check_length("decapsulation key", dk, P::DK_LEN)?;
+        let c = ct.as_bytes();
+        let shared = dispatch!(B => {
+            let (key, j) = Self::parse::<B>(dk, Some(c))?;
+            let j = j.expect("parsing with a ciphertext computes J");
+            let parts = kem::DecapsKeyParts {
+                s_hat: &key.s_hat,
+                expanded: &key.ek.expanded,
+                ek_hash: &key.ek.h,
+                z: &key.z,
+                rejection: Some(&j),
+            };
+            kem::decaps_internal::<P, B>(parts, c)
+        });
+        Ok(SharedSecret::new(shared))
+    }
+
+    /// Parses `bytes` (of the right length); with `ct`, also computes
+    /// J(z ‖ ct) while the embedded ek is expanded, and returns it.
     #[inline(never)] // one frame per backend (see `kem::keygen_internal`)
-    fn parse<B: Backend>(bytes: &[u8]) -> Result<Self, Error> {
+    fn parse<B: Backend>(
+        bytes: &[u8],
+        ct: Option<&[u8]>,
+    ) -> Result<(Self, Option<Rejection>), Error> {
         let k = P::K;
         let (dk_pke, rest) = bytes.split_at(384 * k);
         let (ek_bytes, rest) = rest.split_at(P::EK_LEN);
         let (h, z) = rest.split_at(32);
+        let z: &[u8; 32] = z.try_into().expect("length checked");
 
         // Section 7.3: H(ek) must equal the stored hash. The hash is computed
         // while the embedded ek is expanded; a hash mismatch is reported
         // first, as the check FIPS 203 requires.
-        let ek = match EncapsulationKey::<P>::parse::<B>(ek_bytes) {
-            Ok(ek) if bool::from(kem::ct_eq_bytes(ek.hash(), h)) => ek,
+        let rejection = ct.map(|c| (z, c));
+        let (ek, j) = match EncapsulationKey::<P>::parse::<B>(ek_bytes, rejection) {
+            Ok((ek, j)) if bool::from(kem::ct_eq_bytes(ek.hash(), h)) => (ek, j),
             Ok(_) => return Err(Error::DecapsulationKeyHashMismatch),
             Err(error) if bool::from(kem::ct_eq_bytes(&hash::h::<B>(ek_bytes), h)) => {
                 return Err(error)
@@ -246,12 +288,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
             zeroize_all(&mut s_hat);
             return Err(Error::DecapsulationKeyNotReduced);
         }
-        Ok(Self::from_parts(
-            ek,
-            s_hat,
-            z.try_into().expect("length checked"),
-            None,
-        ))
+        Ok((Self::from_parts(ek, s_hat, *z, None), j))
     }
 
     /// The expanded encoding dk_PKE ‖ ek ‖ H(ek) ‖ z (`P::DK_LEN` bytes).
@@ -291,6 +328,7 @@ impl<P: ParameterSet> DecapsulationKey<P> {
             expanded: &self.ek.expanded,
             ek_hash: &self.ek.h,
             z: &self.z,
+            rejection: None,
         };
         SharedSecret::new(dispatch!(B => kem::decaps_internal::<P, B>(parts, ct.as_bytes())))
     }

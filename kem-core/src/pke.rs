@@ -5,7 +5,7 @@
 //! Every secret intermediate (noise, the message polynomial, uncompressed
 //! ciphertext parts) is zeroized before returning.
 
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::backend::{Backend, KeyBuffers};
 use crate::encode::encoded_len;
@@ -82,10 +82,23 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
 
 /// The expanded form of an encapsulation key `ek` = ByteEncode_12(t̂) ‖ ρ
 /// whose t̂ is already decoded: Â^T (Algorithm 14, lines 4-8) into the first
-/// k² polynomials of `expanded`; returns H(ek).
-pub(crate) fn expand_key<B: Backend>(ek: &[u8], k: usize, expanded: &mut [Poly]) -> [u8; 32] {
+/// k² polynomials of `expanded`; returns H(ek), and with `rejection` =
+/// (z, c) J(z ‖ c) too.
+pub(crate) fn expand_key<B: Backend>(
+    ek: &[u8],
+    k: usize,
+    expanded: &mut [Poly],
+    rejection: Option<(&[u8; 32], &[u8])>,
+) -> ([u8; 32], Option<Zeroizing<[u8; 32]>>) {
     let rho: &[u8; 32] = ek[384 * k..].try_into().expect("ek length checked");
-    B::hash_and_sample_matrix(ek, rho, k, &mut expanded[..k * k])
+    let matrix = &mut expanded[..k * k];
+    match rejection {
+        None => (B::hash_and_sample_matrix(ek, rho, k, matrix), None),
+        Some(zc) => {
+            let (h, j) = B::hash_sample_matrix_and_reject(ek, rho, k, matrix, zc);
+            (h, Some(Zeroizing::new(j)))
+        }
+    }
 }
 
 /// Algorithm 14: K-PKE.Encrypt(ek, m, r) into `ct` (`P::CT_LEN` bytes), with

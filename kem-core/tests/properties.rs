@@ -175,6 +175,32 @@ fn parsers_reject_bad_inputs<P: ParameterSet>() {
     let mut other_z = dk_bytes.clone();
     other_z[P::DK_LEN - 1] ^= 0xff;
     assert!(DecapsulationKey::<P>::from_bytes(&other_z).is_ok());
+
+    // The one-shot decapsulation applies the same checks, with the same
+    // errors, and otherwise gives parse-then-decapsulate's secret, for a
+    // valid and a modified (implicitly rejected) ciphertext.
+    let ct = dk.encapsulation_key().encapsulate_deterministic(&[3; 32]).0;
+    let mut modified = ct.as_bytes().to_vec();
+    modified[7] ^= 0x40;
+    let modified = Ciphertext::<P>::from_bytes(&modified).unwrap();
+    let once = |dk: &[u8], ct: &Ciphertext<P>| DecapsulationKey::<P>::decapsulate_bytes(dk, ct);
+    for bad in [&bad_hash, &bad_embedded_ek, &bad_secret] {
+        assert_eq!(
+            once(bad, &ct).unwrap_err(),
+            DecapsulationKey::<P>::from_bytes(bad).unwrap_err()
+        );
+    }
+    assert_eq!(
+        once(&dk_bytes[1..], &ct).unwrap_err(),
+        length_error("decapsulation key", P::DK_LEN, P::DK_LEN - 1)
+    );
+    for key in [&dk_bytes, &other_z] {
+        let parsed = DecapsulationKey::<P>::from_bytes(key).unwrap();
+        for c in [&ct, &modified] {
+            let got = once(key, c).unwrap();
+            assert_eq!(got.as_bytes(), parsed.decapsulate(c).as_bytes());
+        }
+    }
 }
 
 pub fn parsers_apply_the_fips_203_input_checks() {

@@ -53,6 +53,7 @@ fn run_operation<P: ParameterSet>(operation_and_backend: &str) {
             "keygen" => keygen::<P>(),
             "encaps" => encaps::<P>(&ek_bytes),
             "decaps" => decaps::<P>(&dk_bytes, &ct_bytes),
+            "decapsulate_bytes" => decapsulate_bytes::<P>(&dk_bytes, &ct_bytes),
             other => panic!("unknown operation {other}"),
         })
         .unwrap()
@@ -72,6 +73,12 @@ fn keygen<P: ParameterSet>() {
 fn encaps<P: ParameterSet>(ek_bytes: &[u8]) {
     let ek = EncapsulationKey::<P>::from_bytes(black_box(ek_bytes)).unwrap();
     black_box(ek.encapsulate_deterministic(&[6; 32]));
+}
+
+#[inline(never)]
+fn decapsulate_bytes<P: ParameterSet>(dk_bytes: &[u8], ct_bytes: &[u8]) {
+    let ct = Ciphertext::<P>::from_bytes(ct_bytes).unwrap();
+    black_box(DecapsulationKey::<P>::decapsulate_bytes(black_box(dk_bytes), &ct).unwrap());
 }
 
 #[inline(never)]
@@ -170,7 +177,7 @@ fn every_operation_fits_in_16_kib_of_stack() {
     let mut too_deep = Vec::new();
     for backend in backends::backends_to_exercise() {
         for set in ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"] {
-            for op in ["keygen", "encaps", "decaps"] {
+            for op in ["keygen", "encaps", "decaps", "decapsulate_bytes"] {
                 let needed = smallest_stack(&format!("{set}:{op}:{backend}"));
                 let used = (needed - baseline) / 1024;
                 eprintln!("{backend} {set} {op}: about {used} KiB of stack");

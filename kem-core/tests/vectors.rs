@@ -99,8 +99,13 @@ fn check_encaps<P: ParameterSet>(ctx: &str, ek: &[u8], m: &[u8], c: &[u8], k: &[
 /// ML-KEM.Decaps(dk, c) → K, with dk in the expanded form.
 fn check_decaps<P: ParameterSet>(ctx: &str, dk: &[u8], c: &[u8], k: &[u8]) {
     let key = parse_dk::<P>(ctx, dk);
-    let secret = key.decapsulate(&parse_ct::<P>(ctx, c));
+    let ct = parse_ct::<P>(ctx, c);
+    let secret = key.decapsulate(&ct);
     assert_bytes(ctx, "K", secret.as_bytes(), k);
+    // The one-shot form, which computes J while it parses the key.
+    let once = DecapsulationKey::<P>::decapsulate_bytes(dk, &ct)
+        .unwrap_or_else(|e| panic!("{ctx}: decapsulate_bytes: {e:?}"));
+    assert_bytes(ctx, "K (decapsulate_bytes)", once.as_bytes(), k);
 }
 
 /// The error of a parse that must fail.
@@ -492,6 +497,11 @@ fn wycheproof_semi_expanded_decaps<P: ParameterSet>(ctx: &str, test: &Value) {
         "InvalidDecapsulationKey" => {
             let err = rejection(ctx, "dk", DecapsulationKey::<P>::from_bytes(&dk));
             assert_eq!(err, Error::DecapsulationKeyHashMismatch, "{ctx}");
+            if let Ok(ct) = Ciphertext::<P>::from_bytes(&c) {
+                let once = DecapsulationKey::<P>::decapsulate_bytes(&dk, &ct);
+                let err = rejection(ctx, "dk (decapsulate_bytes)", once);
+                assert_eq!(err, Error::DecapsulationKeyHashMismatch, "{ctx}");
+            }
         }
         "IncorrectCiphertextLength" => {
             check_dk_embeds_ek::<P>(ctx, &dk, &ek);

@@ -12,7 +12,10 @@
 //! `W - 1` at a time), and only its remaining blocks run alone, on the
 //! one-way permutation. For ML-KEM-768 on AVX-512 that is one four-way, one
 //! eight-way and seven one-way permutations, where G, J and the noise took
-//! ten one-way and two four-way ones.
+//! ten one-way and two four-way ones. Where J was computed while the key
+//! was parsed (`DecapsulationKey::decapsulate_bytes`, see `expand_avx2`,
+//! which also holds J's sponge, [`Rejection`]), the pool is G and the noise
+//! alone.
 //!
 //! The schedule depends only on the lengths (public); every state and
 //! buffer holds secrets (m', z, r', the noise) and is wiped before
@@ -20,10 +23,10 @@
 //! (`Backend::decaps_hashes`), byte for byte: each sponge absorbs the same
 //! blocks.
 
-use super::expand_avx2::{padded_block, padded_blocks};
+use super::expand_avx2::{padded_block, Rejection};
 use super::noise_x86::prf_state;
 use super::{cbd_avx2, Backend, DecapsHashInput};
-use crate::hash::{read_lanes, xor_block, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_block, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::profile_hooks::{count, Primitive};
@@ -32,58 +35,6 @@ use crate::wipe::wipe;
 /// Where J's sponge sits in the pool; G and the noise streams use the
 /// states after it.
 const J: usize = 0;
-
-/// J(z ‖ c) = SHAKE256(z ‖ c, 32 bytes), absorbed one block per
-/// permutation of its state.
-struct Rejection<'a> {
-    z: &'a [u8; 32],
-    c: &'a [u8],
-    /// The block to absorb before J's next permutation.
-    next: usize,
-    blocks: usize,
-}
-
-impl<'a> Rejection<'a> {
-    fn new(z: &'a [u8; 32], c: &'a [u8]) -> Self {
-        Self {
-            z,
-            c,
-            next: 0,
-            blocks: padded_blocks(32 + c.len(), SHAKE256_RATE),
-        }
-    }
-
-    /// Whether J still needs a permutation.
-    fn pending(&self) -> bool {
-        self.next < self.blocks
-    }
-
-    /// XORs J's next block of z ‖ c (padded, if it is the last) into
-    /// `state`, before a permutation that carries J.
-    fn absorb_next(&mut self, state: &mut [u64; 25]) {
-        let start = self.next * SHAKE256_RATE;
-        let total = 32 + self.c.len();
-        let end = (start + SHAKE256_RATE).min(total);
-        self.next += 1;
-        if start >= 32 && end - start == SHAKE256_RATE {
-            // A whole block of c, read in place.
-            xor_block(state, &self.c[start - 32..end - 32]);
-            return;
-        }
-        let mut block = [0u8; SHAKE256_RATE];
-        if start < 32 {
-            block[..32 - start].copy_from_slice(&self.z[start..]);
-        }
-        let from_c = start.max(32);
-        block[from_c - start..end - start].copy_from_slice(&self.c[from_c - 32..end - 32]);
-        if !self.pending() {
-            block[end - start] ^= SHAKE_DOMAIN;
-            block[SHAKE256_RATE - 1] ^= 0x80;
-        }
-        xor_block(state, &block);
-        wipe(&mut block, [0; SHAKE256_RATE]);
-    }
-}
 
 /// The pool for parameter set `P` on backend `B`, `W` states wide (at
 /// least two, at most `B::KECCAK_WIDTH`): the contract of
@@ -94,13 +45,24 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     y: &mut [Poly],
     e1_e2: &mut [Poly],
 ) -> ([u8; 32], [u8; 32]) {
-    let DecapsHashInput { m, h, z, c } = *input;
+    let DecapsHashInput {
+        m,
+        h,
+        z,
+        c,
+        rejection: computed,
+    } = *input;
     const { assert!(W >= 2 && W <= B::KECCAK_WIDTH) };
     count(Primitive::G, 1);
-    count(Primitive::J, 1);
     count(Primitive::Prf, (y.len() + e1_e2.len()) as u64);
     let mut states = [[0u64; 25]; W];
-    let mut j = Rejection::new(z, c);
+    let mut j = match computed {
+        Some(_) => Rejection::computed(z, c),
+        None => {
+            count(Primitive::J, 1);
+            Rejection::new(z, c)
+        }
+    };
 
     // G(m' ‖ h) beside J's first block.
     let mut input = [0u8; 64];
@@ -108,8 +70,12 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     input[32..].copy_from_slice(h);
     let mut block = padded_block::<SHA3_512_RATE>(&input, 0, SHA3_DOMAIN);
     xor_block(&mut states[1], &block);
-    j.absorb_next(&mut states[J]);
-    B::keccak_f1600_many(&mut states, &[J, 1]);
+    if j.pending() {
+        j.absorb_next(&mut states[J]);
+        B::keccak_f1600_many(&mut states, &[J, 1]);
+    } else {
+        B::keccak_f1600_many(&mut states, &[1]);
+    }
     let mut g = [0u8; 64];
     read_lanes(&states[1], &mut g);
     let mut shared = [0u8; 32];
@@ -129,7 +95,10 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
         B::keccak_f1600_many(&mut states, &[J]);
     }
     let mut rejection = [0u8; 32];
-    read_lanes(&states[J], &mut rejection);
+    match computed {
+        Some(value) => rejection = *value,
+        None => read_lanes(&states[J], &mut rejection),
+    }
 
     wipe(&mut states, [[0; 25]; W]);
     wipe(&mut input, [0; 64]);
@@ -221,6 +190,7 @@ mod tests {
                 h: &h,
                 z: &z,
                 c: &c,
+                rejection: None,
             };
             let expected = <Portable as Backend>::decaps_hashes::<P>(&input, &mut y0, &mut e0);
             // SAFETY: the caller checked that the backend is available.
@@ -229,6 +199,22 @@ mod tests {
             assert!(
                 got == expected && y1 == y0 && e1 == e0,
                 "{} seed {seed}",
+                P::NAME
+            );
+            // With J given (computed while the key was parsed): the pool
+            // skips it and returns it as it is.
+            let computed = [seed ^ 0xc3; 32];
+            let given = DecapsHashInput {
+                rejection: Some(&computed),
+                ..input
+            };
+            let (mut y2, mut e2) = (y0.clone(), e0.clone());
+            // SAFETY: as above.
+            #[allow(unsafe_code)]
+            let got = unsafe { decaps_hashes::<B, P, W>(&given, &mut y2, &mut e2) };
+            assert!(
+                got == (expected.0, computed) && y2 == y0 && e2 == e0,
+                "{} seed {seed}, J given",
                 P::NAME
             );
         }

@@ -7,14 +7,23 @@
 //! and squeezing 168-byte blocks until the entry has 256 coefficients, then
 //! starting the next entry; an instance whose job ends takes the next
 //! entry. For ML-KEM-768 that is 9 four-way permutations instead of six
-//! four-way and twelve one-way ones. Everything here is public data. Key
-//! generation, whose ek is not known yet, has its own pool
-//! (`keygen_avx2`), built from the pieces here.
+//! four-way and twelve one-way ones. Key generation, whose ek is not known
+//! yet, has its own pool (`keygen_avx2`), built from the pieces here.
+//!
+//! A decapsulation key parsed to decapsulate one ciphertext at once
+//! (`DecapsulationKey::decapsulate_bytes`) adds a second chain beside the
+//! hash: J(z ‖ c), whose blocks would otherwise mostly run alone on the
+//! one-way permutation after decryption (see `decaps_x86`). That chain
+//! holds secrets (z), which its [`Rejection`] wipes; the rest of the pool
+//! is public data.
 
 use crate::backend::Backend;
-use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE_DOMAIN};
+use crate::hash::{
+    read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
+};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
+use crate::wipe::wipe;
 
 /// What one Keccak instance is doing.
 #[derive(Clone, Copy)]
@@ -28,7 +37,74 @@ enum Job {
         entry: usize,
         filled: usize,
     },
+    /// Absorbing z ‖ c for J (its progress is in the [`Rejection`]).
+    Reject,
     Idle,
+}
+
+/// J(z ‖ c) = SHAKE256(z ‖ c, 32 bytes), absorbed one block per
+/// permutation of its state, beside other sponges (here and in
+/// `decaps_x86`).
+pub(super) struct Rejection<'a> {
+    z: &'a [u8; 32],
+    c: &'a [u8],
+    /// The block to absorb before J's next permutation.
+    next: usize,
+    blocks: usize,
+}
+
+impl<'a> Rejection<'a> {
+    pub(super) fn new(z: &'a [u8; 32], c: &'a [u8]) -> Self {
+        Self {
+            z,
+            c,
+            next: 0,
+            blocks: padded_blocks(32 + c.len(), SHAKE256_RATE),
+        }
+    }
+
+    /// A J that was computed elsewhere: it needs no permutation.
+    pub(super) fn computed(z: &'a [u8; 32], c: &'a [u8]) -> Self {
+        let mut j = Self::new(z, c);
+        j.next = j.blocks;
+        j
+    }
+
+    /// Whether J still needs a permutation.
+    pub(super) fn pending(&self) -> bool {
+        self.next < self.blocks
+    }
+
+    /// The permutations J still needs.
+    fn left(&self) -> usize {
+        self.blocks - self.next
+    }
+
+    /// XORs J's next block of z ‖ c (padded, if it is the last) into
+    /// `state`, before a permutation that carries J.
+    pub(super) fn absorb_next(&mut self, state: &mut [u64; 25]) {
+        let start = self.next * SHAKE256_RATE;
+        let total = 32 + self.c.len();
+        let end = (start + SHAKE256_RATE).min(total);
+        self.next += 1;
+        if start >= 32 && end - start == SHAKE256_RATE {
+            // A whole block of c, read in place.
+            xor_block(state, &self.c[start - 32..end - 32]);
+            return;
+        }
+        let mut block = [0u8; SHAKE256_RATE];
+        if start < 32 {
+            block[..32 - start].copy_from_slice(&self.z[start..]);
+        }
+        let from_c = start.max(32);
+        block[from_c - start..end - start].copy_from_slice(&self.c[from_c - 32..end - 32]);
+        if !self.pending() {
+            block[end - start] ^= SHAKE_DOMAIN;
+            block[SHAKE256_RATE - 1] ^= 0x80;
+        }
+        xor_block(state, &block);
+        wipe(&mut block, [0; SHAKE256_RATE]);
+    }
 }
 
 /// Block `index` of the padded message `data` for a sponge of rate `RATE`
@@ -73,31 +149,41 @@ pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry
 }
 
 /// H(ek), and Â^T (`out[j·k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)), on
-/// `W` = `B::KECCAK_WIDTH` (2 or more) instances of `B`'s multi-way
-/// permutation.
+/// `W` = `B::KECCAK_WIDTH` (3 or more) instances of `B`'s multi-way
+/// permutation; with `rejection`, J(z ‖ c) too, as (H(ek), J).
 #[target_feature(enable = "avx2")]
 pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
     ek: &[u8],
     rho: &[u8; 32],
     k: usize,
     out: &mut [Poly],
-) -> [u8; 32] {
+    mut rejection: Option<Rejection<'_>>,
+) -> ([u8; 32], Option<[u8; 32]>) {
     let entries = k * k;
     count(Primitive::Xof, entries as u64);
     count(Primitive::H, 1);
-    const { assert!(W == B::KECCAK_WIDTH && W >= 2) };
+    const { assert!(W == B::KECCAK_WIDTH && W >= 3) };
     let mut states = [[0u64; 25]; W];
     let mut jobs = [Job::Idle; W];
     let mut next_entry = 0;
     let mut digest = [0u8; 32];
+    let mut j_digest = None;
 
-    // The last instance hashes; the others take the first entries.
+    // The last instance hashes, the one before it absorbs J if asked; the
+    // others take the first entries.
     let hasher = W - 1;
     let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
     xor_block(&mut states[hasher], &first);
     jobs[hasher] = Job::Hash { next_block: 1 };
     let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
-    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(hasher) {
+    let rejecter = W - 2;
+    if let Some(j) = rejection.as_mut() {
+        count(Primitive::J, 1);
+        j.absorb_next(&mut states[rejecter]);
+        jobs[rejecter] = Job::Reject;
+    }
+    let chains = 1 + usize::from(rejection.is_some());
+    for (state, job) in states.iter_mut().zip(jobs.iter_mut()).take(W - chains) {
         if next_entry < entries {
             start_entry(state, rho, k, next_entry);
             *job = Job::Sample {
@@ -112,14 +198,20 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
     let mut moving = [false; W];
     loop {
         // Which instances move this step: all of them while the matrix has
-        // more work left than three lanes beside the hash can do in the
-        // hash's remaining permutations, else the hash and three entries,
-        // so that a backend whose widest permutation costs more than its
+        // more work left than the lanes beside the chains (the hash, and J
+        // if asked) in a four-way step can do in the chains' remaining
+        // permutations, else the chains and entries to fill four lanes, so
+        // that a backend whose widest permutation costs more than its
         // four-way one uses it only where it shortens the pool.
         let hash_left = match jobs[hasher] {
             Job::Hash { next_block } => hash_blocks + 1 - next_block,
             _ => 0,
         };
+        let j_left = match (jobs[rejecter], &rejection) {
+            (Job::Reject, Some(j)) => j.left() + 1,
+            _ => 0,
+        };
+        let chain_left = hash_left.max(j_left);
         let matrix_left = 3 * (entries - next_entry)
             + jobs
                 .iter()
@@ -128,7 +220,8 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
                     _ => 0,
                 })
                 .sum::<usize>();
-        let lanes = if hash_left == 0 || matrix_left > 3 * hash_left {
+        let beside = 4usize.saturating_sub(chains);
+        let lanes = if chain_left == 0 || matrix_left > beside * chain_left {
             W
         } else {
             W.min(4)
@@ -162,6 +255,21 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
                     read_lanes(state, &mut digest);
                     true
                 }
+                Job::Reject => match rejection.as_mut() {
+                    Some(j) if j.pending() => {
+                        j.absorb_next(state);
+                        false
+                    }
+                    _ => {
+                        let mut value = [0u8; 32];
+                        read_lanes(state, &mut value);
+                        j_digest = Some(value);
+                        wipe(&mut value, [0; 32]);
+                        // J's state holds secrets (z); the slot now samples.
+                        wipe(state, [0; 25]);
+                        true
+                    }
+                },
                 Job::Sample { entry, filled } => {
                     *filled = B::rejection_sample_block(
                         &mut out[transposed(k, *entry)].coeffs,
@@ -185,7 +293,9 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
             }
         }
     }
-    digest
+    // J's state, if it still has one, was wiped when J finished; the other
+    // states are public.
+    (digest, j_digest)
 }
 
 #[cfg(test)]

@@ -107,7 +107,30 @@ macro_rules! sponge_pools {
             k: usize,
             out: &mut [Poly],
         ) -> [u8; 32] {
-            crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(ek, rho, k, out)
+            crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(
+                ek, rho, k, out, None,
+            )
+            .0
+        }
+
+        /// The same with J(z ‖ c) as a second chain (see `expand_avx2`).
+        #[target_feature(enable = $features)]
+        pub(super) fn hash_sample_matrix_and_reject$(<const $c: usize>)?(
+            ek: &[u8],
+            rho: &[u8; 32],
+            k: usize,
+            out: &mut [Poly],
+            rejection: (&[u8; 32], &[u8]),
+        ) -> ([u8; 32], [u8; 32]) {
+            let j = crate::backend::expand_avx2::Rejection::new(rejection.0, rejection.1);
+            let (h, j) = crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(
+                ek,
+                rho,
+                k,
+                out,
+                Some(j),
+            );
+            (h, j.expect("the pool runs J to its end"))
         }
 
         /// G, J and the re-encryption's noise as one pool (see
@@ -127,6 +150,7 @@ use sponge_pools;
 
 /// What decapsulation hashes after K-PKE.Decrypt (see
 /// [`Backend::decaps_hashes`]).
+#[derive(Clone, Copy)]
 pub(crate) struct DecapsHashInput<'a> {
     /// The decrypted message m'.
     pub(crate) m: &'a [u8; 32],
@@ -136,6 +160,9 @@ pub(crate) struct DecapsHashInput<'a> {
     pub(crate) z: &'a [u8; 32],
     /// The ciphertext c.
     pub(crate) c: &'a [u8],
+    /// J(z ‖ c), if it was computed while the key was parsed
+    /// ([`Backend::hash_sample_matrix_and_reject`]).
+    pub(crate) rejection: Option<&'a [u8; 32]>,
 }
 
 /// Where key generation writes the key: `expanded` (Â^T ‖ t̂, see
@@ -255,6 +282,22 @@ pub(crate) trait Backend: Sized + 'static {
         crate::hash::h::<Self>(ek)
     }
 
+    /// [`Backend::hash_and_sample_matrix`] for a decapsulation key parsed to
+    /// decapsulate one ciphertext at once, with J(z ‖ c) (`rejection` is
+    /// (z, c)): returns (H(ek), J). SIMD backends absorb J's blocks in the
+    /// same pool, beside the hash (`expand_avx2`).
+    #[inline(always)]
+    fn hash_sample_matrix_and_reject(
+        ek: &[u8],
+        rho: &[u8; 32],
+        k: usize,
+        out: &mut [Poly],
+        rejection: (&[u8; 32], &[u8]),
+    ) -> ([u8; 32], [u8; 32]) {
+        let h = Self::hash_and_sample_matrix(ek, rho, k, out);
+        (h, crate::hash::j::<Self>(rejection.0, rejection.1))
+    }
+
     /// Noise vector: `out[i]` = SamplePolyCBD_eta(PRF_eta(seed, nonce + i)).
     #[inline(always)]
     fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
@@ -289,7 +332,10 @@ pub(crate) trait Backend: Sized + 'static {
         e1_e2: &mut [Poly],
     ) -> ([u8; 32], [u8; 32]) {
         let (shared, mut r) = crate::hash::g::<Self>(input.m, input.h);
-        let rejection = crate::hash::j::<Self>(input.z, input.c);
+        let rejection = match input.rejection {
+            Some(computed) => *computed,
+            None => crate::hash::j::<Self>(input.z, input.c),
+        };
         Self::sample_encryption_noise::<P>(&r, y, e1_e2);
         zeroize::Zeroize::zeroize(&mut r);
         (shared, rejection)
