@@ -91,14 +91,8 @@ pub(crate) fn expand_key<B: Backend>(
     rejection: Option<(&[u8; 32], &[u8])>,
 ) -> ([u8; 32], Option<Zeroizing<[u8; 32]>>) {
     let rho: &[u8; 32] = ek[384 * k..].try_into().expect("ek length checked");
-    let matrix = &mut expanded[..k * k];
-    match rejection {
-        None => (B::hash_and_sample_matrix(ek, rho, k, matrix), None),
-        Some(zc) => {
-            let (h, j) = B::hash_sample_matrix_and_reject(ek, rho, k, matrix, zc);
-            (h, Some(Zeroizing::new(j)))
-        }
-    }
+    let (h, j) = B::hash_and_sample_matrix(ek, rho, k, &mut expanded[..k * k], rejection);
+    (h, j.map(Zeroizing::new))
 }
 
 /// Algorithm 14: K-PKE.Encrypt(ek, m, r) into `ct` (`P::CT_LEN` bytes), with

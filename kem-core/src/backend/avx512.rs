@@ -99,8 +99,7 @@ impl<const ARITHMETIC_BITS: usize> Backend for Avx512Backend<ARITHMETIC_BITS> {
     avx512_method!(fn keccak_f1600(state: &mut [u64; 25]));
     avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
     avx512_method!(fn generate_key<P: ParameterSet> [ARITHMETIC_BITS] (rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
-    avx512_method!(fn hash_and_sample_matrix [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32]);
-    avx512_method!(fn hash_sample_matrix_and_reject [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: (&[u8; 32], &[u8])) -> ([u8; 32], [u8; 32]));
+    avx512_method!(fn hash_and_sample_matrix [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>));
     avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
     avx512_method!(fn decaps_hashes<P: ParameterSet> [ARITHMETIC_BITS] (input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
     avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));

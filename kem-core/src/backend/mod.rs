@@ -99,38 +99,20 @@ macro_rules! sponge_pools {
             ))
         }
 
-        /// H(ek) and Â sharing the multi-way Keccak (see `expand_avx2`).
+        /// H(ek) and Â sharing the multi-way Keccak, and J(z ‖ c) as a
+        /// second chain if asked (see `expand_avx2`).
         #[target_feature(enable = $features)]
         pub(super) fn hash_and_sample_matrix$(<const $c: usize>)?(
             ek: &[u8],
             rho: &[u8; 32],
             k: usize,
             out: &mut [Poly],
-        ) -> [u8; 32] {
+            rejection: Option<(&[u8; 32], &[u8])>,
+        ) -> ([u8; 32], Option<[u8; 32]>) {
+            let j = rejection.map(|(z, c)| crate::backend::expand_avx2::Rejection::new(z, c));
             crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(
-                ek, rho, k, out, None,
+                ek, rho, k, out, j,
             )
-            .0
-        }
-
-        /// The same with J(z ‖ c) as a second chain (see `expand_avx2`).
-        #[target_feature(enable = $features)]
-        pub(super) fn hash_sample_matrix_and_reject$(<const $c: usize>)?(
-            ek: &[u8],
-            rho: &[u8; 32],
-            k: usize,
-            out: &mut [Poly],
-            rejection: (&[u8; 32], &[u8]),
-        ) -> ([u8; 32], [u8; 32]) {
-            let j = crate::backend::expand_avx2::Rejection::new(rejection.0, rejection.1);
-            let (h, j) = crate::backend::expand_avx2::hash_and_sample_matrix::<$backend, $width>(
-                ek,
-                rho,
-                k,
-                out,
-                Some(j),
-            );
-            (h, j.expect("the pool runs J to its end"))
         }
 
         /// G, J and the re-encryption's noise as one pool (see
@@ -161,7 +143,7 @@ pub(crate) struct DecapsHashInput<'a> {
     /// The ciphertext c.
     pub(crate) c: &'a [u8],
     /// J(z ‖ c), if it was computed while the key was parsed
-    /// ([`Backend::hash_sample_matrix_and_reject`]).
+    /// ([`Backend::hash_and_sample_matrix`]).
     pub(crate) rejection: Option<&'a [u8; 32]>,
 }
 
@@ -274,28 +256,21 @@ pub(crate) trait Backend: Sized + 'static {
 
     /// H(ek) and Â^T (`out[j*k + i]` = Â[i, j], the layout K-PKE.Encrypt
     /// reads) of an encapsulation key being parsed: both depend only on its
-    /// bytes.
+    /// bytes. With `rejection` = (z, c), for a decapsulation key parsed to
+    /// decapsulate one ciphertext at once, J(z ‖ c) too; SIMD backends
+    /// absorb its blocks in the same pool, beside the hash (`expand_avx2`).
     #[inline(always)]
-    fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly]) -> [u8; 32] {
-        Self::sample_matrix(rho, k, out);
-        crate::poly::transpose(k, out);
-        crate::hash::h::<Self>(ek)
-    }
-
-    /// [`Backend::hash_and_sample_matrix`] for a decapsulation key parsed to
-    /// decapsulate one ciphertext at once, with J(z ‖ c) (`rejection` is
-    /// (z, c)): returns (H(ek), J). SIMD backends absorb J's blocks in the
-    /// same pool, beside the hash (`expand_avx2`).
-    #[inline(always)]
-    fn hash_sample_matrix_and_reject(
+    fn hash_and_sample_matrix(
         ek: &[u8],
         rho: &[u8; 32],
         k: usize,
         out: &mut [Poly],
-        rejection: (&[u8; 32], &[u8]),
-    ) -> ([u8; 32], [u8; 32]) {
-        let h = Self::hash_and_sample_matrix(ek, rho, k, out);
-        (h, crate::hash::j::<Self>(rejection.0, rejection.1))
+        rejection: Option<(&[u8; 32], &[u8])>,
+    ) -> ([u8; 32], Option<[u8; 32]>) {
+        Self::sample_matrix(rho, k, out);
+        crate::poly::transpose(k, out);
+        let j = rejection.map(|(z, c)| crate::hash::j::<Self>(z, c));
+        (crate::hash::h::<Self>(ek), j)
     }
 
     /// Noise vector: `out[i]` = SamplePolyCBD_eta(PRF_eta(seed, nonce + i)).
