@@ -164,14 +164,15 @@ thread_local! {
 /// speed`, run faster on `avx512` there (encapsulation with a parsed key by
 /// about 15%). AMD's cores run 512-bit code at their usual clock.
 pub fn preferred_backend() -> BackendKind {
-    let fastest = *available_backends()
+    // The last of `BackendKind::ALL` that this CPU runs: the widest SIMD.
+    let widest = *available_backends()
         .last()
         .expect("portable is always available");
     #[cfg(target_arch = "x86_64")]
-    if fastest == BackendKind::Avx512 && is_intel() {
+    if widest == BackendKind::Avx512 && is_intel() {
         return BackendKind::Avx512Keccak;
     }
-    fastest
+    widest
 }
 
 /// Whether the CPU's vendor string (CPUID leaf 0) is Intel's.
