@@ -28,14 +28,22 @@
 //! cycles for the four permutations, against about 870 for one scalar
 //! `keccak::f1600`.
 //!
-//! The AVX-512 backend (`avx512`) has its own form here: with AVX-512VL,
-//! rotations are one `vprolq`, chi one `vpternlogq` and theta's D enters
-//! each lane through one three-way XOR (`theta_ternary`), about half the
+//! The AVX-512 backends have their own form here: with AVX-512VL,
+//! rotations are one `vprolq` and chi one `vpternlogq`, about half the
 //! operations per round on the same 256-bit vectors (rdtsc on a Sapphire
-//! Rapids class Xeon: about 630 ticks against 1,310 for the AVX2 form;
-//! the three-way XOR took 4% off the 656 of chi and rotations alone). It also
-//! runs its one-way Keccak on it, broadcast to the four instances (670
-//! ticks, against 688 for the scalar permutation).
+//! Rapids class Xeon: about 650 ticks against 1,310 for the AVX2 form). It
+//! also runs their one-way Keccak, broadcast to the four instances (670
+//! ticks there, against 688 for the scalar permutation).
+//!
+//! Theta's D[x] is one vector per column, applied to each lane with one
+//! XOR. Keeping it as the pair (C[x - 1], rotl(C[x + 1], 1)) and applying
+//! both with one three-way XOR (`vpternlogq`) saves five XORs a round and
+//! took about 4% off on that Xeon, but it keeps ten vectors live instead of
+//! five, and on an AMD EPYC (Zen 4) LLVM then spills twice as often
+//! (43 stack accesses per two rounds against 21): the four-way permutation
+//! took 659 ticks against 546 with one vector, and the eight-way one
+//! (`keccak_x8`) 1,263-1,339 against 1,037 (rdtsc, best of seven runs of
+//! 200,000 permutations, 64-byte aligned states).
 //!
 //! The pools of sponges keep each sponge lane-major and permute the ones
 //! that can move ([`permute_selected`]): two 4×4 transposes per group of
@@ -115,52 +123,29 @@ macro_rules! rol {
     }};
 }
 
-/// Theta's D[x] = C[x - 1] ^ rotl(C[x + 1], 1), computed once per column
-/// and applied to each lane with one XOR (AVX2 has no three-input XOR).
-macro_rules! theta_xor {
-    (d; $rol:ident, $previous:expr, $next:expr) => {
-        xor!($previous, $rol!($next, 1))
-    };
-    (apply; $lane:expr, $d:expr) => {
-        xor!($lane, $d)
-    };
-}
-
-/// Theta with AVX-512VL: D[x] stays the pair (C[x - 1], rotl(C[x + 1], 1)),
-/// and each lane takes both with one three-way XOR (`vpternlogq`, truth
-/// table 0x96), which saves the five XORs that would combine them.
-macro_rules! theta_ternary {
-    (d; $rol:ident, $previous:expr, $next:expr) => {
-        ($previous, $rol!($next, 1))
-    };
-    (apply; $lane:expr, $d:expr) => {
-        _mm256_ternarylogic_epi64::<0x96>($lane, $d.0, $d.1)
-    };
-}
-
 /// One round from state `$a` into state `$e`, given the column parities
 /// `$c` of `$a`, which are replaced by those of `$e`; `$rc` is the round
-/// constant as a vector. `$theta` says how D is formed and applied
-/// ([`theta_xor`], [`theta_ternary`]).
+/// constant as a vector; `$xor`, `$chi` and `$rol` are the vector XOR,
+/// chi and rotation.
 ///
 /// Output lane E[x, y] is chi over B[x..x+2, y], where B[y, 2x + 3y] =
 /// rotl(A[x, y] ^ D[x], r[x, y]) (rho and pi) and D[x] = C[x - 1] ^
 /// rotl(C[x + 1], 1) (theta). The index and rotation of every B below
 /// follow from these formulas and the rho offsets r of FIPS 202, Table 2.
 macro_rules! round {
-    ($xor:ident, $theta:ident, $chi:ident, $rol:ident; $a:ident, $e:ident, $c:ident, $rc:expr) => {{
-        let d0 = $theta!(d; $rol, $c[4], $c[1]);
-        let d1 = $theta!(d; $rol, $c[0], $c[2]);
-        let d2 = $theta!(d; $rol, $c[1], $c[3]);
-        let d3 = $theta!(d; $rol, $c[2], $c[4]);
-        let d4 = $theta!(d; $rol, $c[3], $c[0]);
+    ($xor:ident, $chi:ident, $rol:ident; $a:ident, $e:ident, $c:ident, $rc:expr) => {{
+        let d0 = $xor!($c[4], $rol!($c[1], 1));
+        let d1 = $xor!($c[0], $rol!($c[2], 1));
+        let d2 = $xor!($c[1], $rol!($c[3], 1));
+        let d3 = $xor!($c[2], $rol!($c[4], 1));
+        let d4 = $xor!($c[3], $rol!($c[0], 1));
 
         // Plane y = 0.
-        let b0 = $theta!(apply; $a[0], d0);
-        let b1 = $rol!($theta!(apply; $a[6], d1), 44);
-        let b2 = $rol!($theta!(apply; $a[12], d2), 43);
-        let b3 = $rol!($theta!(apply; $a[18], d3), 21);
-        let b4 = $rol!($theta!(apply; $a[24], d4), 14);
+        let b0 = $xor!($a[0], d0);
+        let b1 = $rol!($xor!($a[6], d1), 44);
+        let b2 = $rol!($xor!($a[12], d2), 43);
+        let b3 = $rol!($xor!($a[18], d3), 21);
+        let b4 = $rol!($xor!($a[24], d4), 14);
         $e[0] = $xor!($chi!(b0, b1, b2), $rc);
         $e[1] = $chi!(b1, b2, b3);
         $e[2] = $chi!(b2, b3, b4);
@@ -169,11 +154,11 @@ macro_rules! round {
         $c = [$e[0], $e[1], $e[2], $e[3], $e[4]];
 
         // Plane y = 1.
-        let b0 = $rol!($theta!(apply; $a[3], d3), 28);
-        let b1 = $rol!($theta!(apply; $a[9], d4), 20);
-        let b2 = $rol!($theta!(apply; $a[10], d0), 3);
-        let b3 = $rol!($theta!(apply; $a[16], d1), 45);
-        let b4 = $rol!($theta!(apply; $a[22], d2), 61);
+        let b0 = $rol!($xor!($a[3], d3), 28);
+        let b1 = $rol!($xor!($a[9], d4), 20);
+        let b2 = $rol!($xor!($a[10], d0), 3);
+        let b3 = $rol!($xor!($a[16], d1), 45);
+        let b4 = $rol!($xor!($a[22], d2), 61);
         $e[5] = $chi!(b0, b1, b2);
         $e[6] = $chi!(b1, b2, b3);
         $e[7] = $chi!(b2, b3, b4);
@@ -182,11 +167,11 @@ macro_rules! round {
         accumulate_parity!($xor; $c, $e, 5);
 
         // Plane y = 2.
-        let b0 = $rol!($theta!(apply; $a[1], d1), 1);
-        let b1 = $rol!($theta!(apply; $a[7], d2), 6);
-        let b2 = $rol!($theta!(apply; $a[13], d3), 25);
-        let b3 = $rol!($theta!(apply; $a[19], d4), 8);
-        let b4 = $rol!($theta!(apply; $a[20], d0), 18);
+        let b0 = $rol!($xor!($a[1], d1), 1);
+        let b1 = $rol!($xor!($a[7], d2), 6);
+        let b2 = $rol!($xor!($a[13], d3), 25);
+        let b3 = $rol!($xor!($a[19], d4), 8);
+        let b4 = $rol!($xor!($a[20], d0), 18);
         $e[10] = $chi!(b0, b1, b2);
         $e[11] = $chi!(b1, b2, b3);
         $e[12] = $chi!(b2, b3, b4);
@@ -195,11 +180,11 @@ macro_rules! round {
         accumulate_parity!($xor; $c, $e, 10);
 
         // Plane y = 3.
-        let b0 = $rol!($theta!(apply; $a[4], d4), 27);
-        let b1 = $rol!($theta!(apply; $a[5], d0), 36);
-        let b2 = $rol!($theta!(apply; $a[11], d1), 10);
-        let b3 = $rol!($theta!(apply; $a[17], d2), 15);
-        let b4 = $rol!($theta!(apply; $a[23], d3), 56);
+        let b0 = $rol!($xor!($a[4], d4), 27);
+        let b1 = $rol!($xor!($a[5], d0), 36);
+        let b2 = $rol!($xor!($a[11], d1), 10);
+        let b3 = $rol!($xor!($a[17], d2), 15);
+        let b4 = $rol!($xor!($a[23], d3), 56);
         $e[15] = $chi!(b0, b1, b2);
         $e[16] = $chi!(b1, b2, b3);
         $e[17] = $chi!(b2, b3, b4);
@@ -208,11 +193,11 @@ macro_rules! round {
         accumulate_parity!($xor; $c, $e, 15);
 
         // Plane y = 4.
-        let b0 = $rol!($theta!(apply; $a[2], d2), 62);
-        let b1 = $rol!($theta!(apply; $a[8], d3), 55);
-        let b2 = $rol!($theta!(apply; $a[14], d4), 39);
-        let b3 = $rol!($theta!(apply; $a[15], d0), 41);
-        let b4 = $rol!($theta!(apply; $a[21], d1), 2);
+        let b0 = $rol!($xor!($a[2], d2), 62);
+        let b1 = $rol!($xor!($a[8], d3), 55);
+        let b2 = $rol!($xor!($a[14], d4), 39);
+        let b3 = $rol!($xor!($a[15], d0), 41);
+        let b4 = $rol!($xor!($a[21], d1), 2);
         $e[20] = $chi!(b0, b1, b2);
         $e[21] = $chi!(b1, b2, b3);
         $e[22] = $chi!(b2, b3, b4);
@@ -252,8 +237,8 @@ fn keccak_f1600_x4(state: &mut [__m256i; 25]) {
     accumulate_parity!(xor; c, a, 15);
     accumulate_parity!(xor; c, a, 20);
     for rc in ROUND_CONSTANTS.chunks_exact(2) {
-        round!(xor, theta_xor, chi, rol; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
-        round!(xor, theta_xor, chi, rol; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
+        round!(xor, chi, rol; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
+        round!(xor, chi, rol; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
     }
     *state = a;
     crate::profile_hooks::permutation_end(start, 4);
@@ -300,8 +285,8 @@ fn keccak_f1600_x4_avx512vl_rounds(state: &mut [__m256i; 25]) {
     accumulate_parity!(xor; c, a, 15);
     accumulate_parity!(xor; c, a, 20);
     for rc in ROUND_CONSTANTS.chunks_exact(2) {
-        round!(xor, theta_ternary, chi_ternary, rol_native; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
-        round!(xor, theta_ternary, chi_ternary, rol_native; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
+        round!(xor, chi_ternary, rol_native; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
+        round!(xor, chi_ternary, rol_native; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
     }
     *state = a;
 }

@@ -7,13 +7,13 @@
 //! A[x, y] of all eight instances, instance `i` in 64-bit element `i`. The
 //! round is `keccak_x4`'s (theta, rho, pi, chi and iota fused plane by
 //! plane) on 512-bit vectors, with AVX-512F's `vprolq` for the rotations
-//! and `vpternlogq` for chi and for theta's three-way XOR. The 25 lanes, the
-//! column parities and theta's terms nearly fit in the 32 zmm registers:
-//! LLVM spills a few per round. On a Xeon with AVX-512 (Sapphire Rapids
-//! class) it costs about 1.4 times the four-way permutation on AVX-512VL
-//! (rdtsc: about 930 against 656 ticks before the three-way XOR, which took
-//! about 4% off both), so it pays when more than four sponges can move at
-//! once.
+//! and `vpternlogq` for chi. The 25 lanes, the column parities and theta's
+//! D nearly fit in the 32 zmm registers: LLVM spills a few per round (see
+//! `keccak_x4` for why D is one vector a column). On a Xeon with AVX-512
+//! (Sapphire Rapids class) it cost about 1.4 times the four-way permutation
+//! on AVX-512VL (rdtsc: about 930 against 656 ticks), and on an AMD EPYC
+//! (Zen 4) about 1.9 times (1,037 against 546), so it pays when more than
+//! four sponges can move at once.
 //!
 //! # Moving states in and out
 //!
@@ -62,17 +62,6 @@ macro_rules! chi512 {
     };
 }
 
-/// Theta's D applied with one three-way XOR per lane, as in `keccak_x4`'s
-/// `theta_ternary`.
-macro_rules! theta512 {
-    (d; $rol:ident, $previous:expr, $next:expr) => {
-        ($previous, $rol!($next, 1))
-    };
-    (apply; $lane:expr, $d:expr) => {
-        _mm512_ternarylogic_epi64::<0x96>($lane, $d.0, $d.1)
-    };
-}
-
 /// A 64-bit rotation: one `vprolq`.
 macro_rules! rol512 {
     ($x:expr, $n:literal) => {
@@ -96,8 +85,8 @@ macro_rules! keccak_f1600_x8 {
         accumulate_parity!(xor512; c, $a, 15);
         accumulate_parity!(xor512; c, $a, 20);
         for rc in ROUND_CONSTANTS.chunks_exact(2) {
-            round!(xor512, theta512, chi512, rol512; $a, e, c, _mm512_set1_epi64(rc[0] as i64));
-            round!(xor512, theta512, chi512, rol512; e, $a, c, _mm512_set1_epi64(rc[1] as i64));
+            round!(xor512, chi512, rol512; $a, e, c, _mm512_set1_epi64(rc[0] as i64));
+            round!(xor512, chi512, rol512; e, $a, c, _mm512_set1_epi64(rc[1] as i64));
         }
         crate::profile_hooks::permutation_end(start, 8);
     }};
