@@ -220,8 +220,30 @@ macro_rules! accumulate_parity {
     };
 }
 
-// The round, for the eight-way permutation on 512-bit vectors.
-pub(super) use {accumulate_parity, round};
+/// The 24 rounds of Keccak-f[1600] on `$a`, a local array of 25 vectors
+/// of interleaved lanes, in place: `$xor`, `$chi` and `$rol` are the
+/// vector XOR, chi and rotation, `$zero` a zero vector and `$broadcast`
+/// the function that fills a vector with a round constant. Two rounds per
+/// iteration alternate between `$a` and a second array, so nothing is
+/// copied between rounds.
+macro_rules! keccak_f1600_rounds {
+    ($xor:ident, $chi:ident, $rol:ident, $zero:expr, $broadcast:path; $a:ident) => {{
+        let mut e = [$zero; 25];
+        let mut c = [$zero; 5];
+        accumulate_parity!($xor; c, $a, 0);
+        accumulate_parity!($xor; c, $a, 5);
+        accumulate_parity!($xor; c, $a, 10);
+        accumulate_parity!($xor; c, $a, 15);
+        accumulate_parity!($xor; c, $a, 20);
+        for rc in ROUND_CONSTANTS.chunks_exact(2) {
+            round!($xor, $chi, $rol; $a, e, c, $broadcast(rc[0] as i64));
+            round!($xor, $chi, $rol; e, $a, c, $broadcast(rc[1] as i64));
+        }
+    }};
+}
+
+// The rounds, for the eight-way permutation on 512-bit vectors.
+pub(super) use {accumulate_parity, keccak_f1600_rounds, round};
 
 /// Keccak-f[1600] (24 rounds) on each of the four interleaved states.
 #[inline]
@@ -229,17 +251,7 @@ pub(super) use {accumulate_parity, round};
 fn keccak_f1600_x4(state: &mut [__m256i; 25]) {
     let start = crate::profile_hooks::permutation_start();
     let mut a = *state;
-    let mut e = [_mm256_setzero_si256(); 25];
-    let mut c = [_mm256_setzero_si256(); 5];
-    accumulate_parity!(xor; c, a, 0);
-    accumulate_parity!(xor; c, a, 5);
-    accumulate_parity!(xor; c, a, 10);
-    accumulate_parity!(xor; c, a, 15);
-    accumulate_parity!(xor; c, a, 20);
-    for rc in ROUND_CONSTANTS.chunks_exact(2) {
-        round!(xor, chi, rol; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
-        round!(xor, chi, rol; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
-    }
+    keccak_f1600_rounds!(xor, chi, rol, _mm256_setzero_si256(), _mm256_set1_epi64x; a);
     *state = a;
     crate::profile_hooks::permutation_end(start, 4);
 }
@@ -272,17 +284,7 @@ macro_rules! keccak_f1600_x4_avx512vl_rounds {
     ($state:expr) => {{
         let state: &mut [__m256i; 25] = $state;
         let mut a = *state;
-        let mut e = [_mm256_setzero_si256(); 25];
-        let mut c = [_mm256_setzero_si256(); 5];
-        accumulate_parity!(xor; c, a, 0);
-        accumulate_parity!(xor; c, a, 5);
-        accumulate_parity!(xor; c, a, 10);
-        accumulate_parity!(xor; c, a, 15);
-        accumulate_parity!(xor; c, a, 20);
-        for rc in ROUND_CONSTANTS.chunks_exact(2) {
-            round!(xor, chi_ternary, rol_native; a, e, c, _mm256_set1_epi64x(rc[0] as i64));
-            round!(xor, chi_ternary, rol_native; e, a, c, _mm256_set1_epi64x(rc[1] as i64));
-        }
+        keccak_f1600_rounds!(xor, chi_ternary, rol_native, _mm256_setzero_si256(), _mm256_set1_epi64x; a);
         *state = a;
     }};
 }

@@ -41,7 +41,7 @@ use core::arch::x86_64::{
 use zeroize::Zeroize;
 
 use super::keccak_f1600::ROUND_CONSTANTS;
-use super::keccak_x4::{accumulate_parity, round};
+use super::keccak_x4::{accumulate_parity, keccak_f1600_rounds, round};
 use super::mem_avx2::{load512, store512};
 
 /// The widest permutation: eight states.
@@ -77,17 +77,7 @@ macro_rules! rol512 {
 macro_rules! keccak_f1600_x8 {
     ($a:ident) => {{
         let start = crate::profile_hooks::permutation_start();
-        let mut e = [_mm512_setzero_si512(); 25];
-        let mut c = [_mm512_setzero_si512(); 5];
-        accumulate_parity!(xor512; c, $a, 0);
-        accumulate_parity!(xor512; c, $a, 5);
-        accumulate_parity!(xor512; c, $a, 10);
-        accumulate_parity!(xor512; c, $a, 15);
-        accumulate_parity!(xor512; c, $a, 20);
-        for rc in ROUND_CONSTANTS.chunks_exact(2) {
-            round!(xor512, chi512, rol512; $a, e, c, _mm512_set1_epi64(rc[0] as i64));
-            round!(xor512, chi512, rol512; e, $a, c, _mm512_set1_epi64(rc[1] as i64));
-        }
+        keccak_f1600_rounds!(xor512, chi512, rol512, _mm512_setzero_si512(), _mm512_set1_epi64; $a);
         crate::profile_hooks::permutation_end(start, 8);
     }};
 }
