@@ -41,7 +41,7 @@ use core::arch::x86_64::{
 use zeroize::Zeroize;
 
 use super::keccak_f1600::ROUND_CONSTANTS;
-use super::keccak_x4::{accumulate_parity, keccak_f1600_rounds, round};
+use super::keccak_x4::{keccak_f1600_rounds, round, theta_parity};
 use super::mem_avx2::{load512, store512};
 
 /// The widest permutation: eight states.
@@ -62,6 +62,13 @@ macro_rules! chi512 {
     };
 }
 
+/// `a ^ b ^ c`: one ternary-logic instruction (truth table 0x96).
+macro_rules! xor3_512 {
+    ($a:expr, $b:expr, $c:expr) => {
+        _mm512_ternarylogic_epi64::<0x96>($a, $b, $c)
+    };
+}
+
 /// A 64-bit rotation: one `vprolq`.
 macro_rules! rol512 {
     ($x:expr, $n:literal) => {
@@ -77,7 +84,10 @@ macro_rules! rol512 {
 macro_rules! keccak_f1600_x8 {
     ($a:ident) => {{
         let start = crate::profile_hooks::permutation_start();
-        keccak_f1600_rounds!(xor512, chi512, rol512, _mm512_setzero_si512(), _mm512_set1_epi64; $a);
+        keccak_f1600_rounds!(
+            xor512, chi512, rol512, from_state xor3_512,
+            _mm512_setzero_si512(), _mm512_set1_epi64; $a
+        );
         crate::profile_hooks::permutation_end(start, 8);
     }};
 }
