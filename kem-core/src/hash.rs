@@ -48,34 +48,21 @@ impl<const RATE: usize, F: Permutation> Sponge<RATE, F> {
     /// final bit (FIPS 202 pad10*1).
     fn absorb(parts: &[&[u8]], domain: u8) -> Self {
         let mut state = [0u64; 25];
-        let mut block = [0u8; RATE];
         let mut filled = 0;
         for part in parts {
             let mut rest = *part;
             while !rest.is_empty() {
-                if filled == 0 && rest.len() >= RATE {
-                    // Whole blocks straight from the input.
-                    xor_block(&mut state, &rest[..RATE]);
-                    F::keccak_f1600(&mut state);
-                    rest = &rest[RATE..];
-                    continue;
-                }
                 let take = (RATE - filled).min(rest.len());
-                block[filled..filled + take].copy_from_slice(&rest[..take]);
+                xor_bytes(&mut state, filled, &rest[..take]);
                 filled += take;
                 rest = &rest[take..];
                 if filled == RATE {
-                    xor_block(&mut state, &block);
                     F::keccak_f1600(&mut state);
                     filled = 0;
                 }
             }
         }
-        block[filled..].fill(0);
-        block[filled] ^= domain;
-        block[RATE - 1] ^= 0x80;
-        xor_block(&mut state, &block);
-        crate::wipe::wipe(&mut block, [0; RATE]);
+        xor_padding(&mut state, filled, domain, RATE);
         Self {
             state,
             _permutation: core::marker::PhantomData,
@@ -110,6 +97,71 @@ impl<const RATE: usize, F: Permutation> Drop for Sponge<RATE, F> {
 pub(crate) fn xor_block(state: &mut [u64; 25], block: &[u8]) {
     for (lane, bytes) in state.iter_mut().zip(block.chunks_exact(8)) {
         *lane ^= u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
+    }
+}
+
+/// XORs `bytes` into the state from byte `offset` on (lanes little-endian),
+/// assembling partial lanes in a register: a byte buffer read back as
+/// 8-byte words would make each read wait for the byte writes before it
+/// (a failed store-to-load forward, a dozen cycles or more each). The loops
+/// depend only on `offset` and the length.
+#[inline(always)]
+pub(crate) fn xor_bytes(state: &mut [u64; 25], offset: usize, bytes: &[u8]) {
+    let (mut lane, mut shift) = (offset / 8, offset % 8);
+    let mut rest = bytes;
+    // A lane begun by earlier bytes, byte by byte.
+    while shift != 0 {
+        let Some((&byte, tail)) = rest.split_first() else {
+            return;
+        };
+        state[lane] ^= u64::from(byte) << (8 * shift);
+        rest = tail;
+        shift = (shift + 1) % 8;
+        lane += usize::from(shift == 0);
+    }
+    let words = rest.chunks_exact(8);
+    let tail = words.remainder();
+    for word in words {
+        state[lane] ^= u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
+        lane += 1;
+    }
+    if !tail.is_empty() {
+        let word = tail
+            .iter()
+            .enumerate()
+            .fold(0u64, |word, (i, &byte)| word | u64::from(byte) << (8 * i));
+        state[lane] ^= word;
+    }
+}
+
+/// Pads the last block of a message at rate `rate` whose `filled` bytes are
+/// absorbed (FIPS 202 pad10*1): `domain` (the domain bits and the first
+/// padding bit) after them, the final bit in the block's last byte.
+#[inline(always)]
+pub(crate) fn xor_padding(state: &mut [u64; 25], filled: usize, domain: u8, rate: usize) {
+    debug_assert!(filled < rate && rate.is_multiple_of(8));
+    state[filled / 8] ^= u64::from(domain) << (8 * (filled % 8));
+    state[rate / 8 - 1] ^= 0x80 << 56;
+}
+
+/// XORs block `index` of the padded message `data` (rate `RATE`) into the
+/// state: whole blocks as they are, the last one (block `data.len() /
+/// RATE`, possibly with no data) padded.
+#[inline(always)]
+pub(crate) fn xor_padded_block<const RATE: usize>(
+    state: &mut [u64; 25],
+    data: &[u8],
+    index: usize,
+    domain: u8,
+) {
+    let start = index * RATE;
+    match data.get(start..start + RATE) {
+        Some(block) => xor_block(state, block),
+        None => {
+            let tail = &data[start..];
+            xor_bytes(state, 0, tail);
+            xor_padding(state, tail.len(), domain, RATE);
+        }
     }
 }
 
@@ -186,6 +238,56 @@ mod tests {
             read_lanes(&state, &mut out[..len]);
             assert_eq!(out[..len], bytes[..len], "length {len}");
             assert_eq!(out[len], 0xee, "length {len}: wrote past the end");
+        }
+    }
+
+    /// The state as bytes, lanes little-endian.
+    fn state_bytes(state: &[u64; 25]) -> Vec<u8> {
+        state.iter().flat_map(|lane| lane.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn xor_bytes_matches_a_byte_view_of_the_state() {
+        let start: [u64; 25] = core::array::from_fn(|i| 0x9e37_79b9_7f4a_7c15 * (i as u64 + 3));
+        let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 11) as u8).collect();
+        for offset in 0..=168 {
+            for len in 0..=(200 - offset).min(40) {
+                let mut state = start;
+                xor_bytes(&mut state, offset, &data[..len]);
+                let mut expected = state_bytes(&start);
+                for (byte, &d) in expected[offset..offset + len].iter_mut().zip(&data) {
+                    *byte ^= d;
+                }
+                assert_eq!(
+                    state_bytes(&state),
+                    expected,
+                    "offset {offset}, length {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn padded_blocks_match_fips_202_padding() {
+        // Messages that end inside a block, fill it, or end one byte short
+        // of it (domain and final bit in the same byte).
+        for (len, rate) in [(140, 136), (136, 136), (135, 136), (33, 72), (0, 168)] {
+            let data: Vec<u8> = (0..len as u32).map(|i| (i * 7 + 1) as u8).collect();
+            let mut padded = data.clone();
+            padded.push(0x1f);
+            padded.resize(padded.len().div_ceil(rate) * rate, 0);
+            *padded.last_mut().expect("a block") ^= 0x80;
+            for index in 0..padded.len() / rate {
+                let mut state = [0u64; 25];
+                match rate {
+                    136 => xor_padded_block::<136>(&mut state, &data, index, 0x1f),
+                    72 => xor_padded_block::<72>(&mut state, &data, index, 0x1f),
+                    _ => xor_padded_block::<168>(&mut state, &data, index, 0x1f),
+                }
+                let mut expected = padded[index * rate..(index + 1) * rate].to_vec();
+                expected.resize(200, 0);
+                assert_eq!(state_bytes(&state), expected, "length {len}, block {index}");
+            }
         }
     }
 

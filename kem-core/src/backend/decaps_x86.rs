@@ -23,10 +23,12 @@
 //! (`Backend::decaps_hashes`), byte for byte: each sponge absorbs the same
 //! blocks.
 
-use super::expand_avx2::{padded_block, Rejection};
+use super::expand_avx2::Rejection;
 use super::noise_x86::prf_state;
 use super::{cbd_avx2, Backend, DecapsHashInput};
-use crate::hash::{read_lanes, xor_block, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE};
+use crate::hash::{
+    read_lanes, xor_block, xor_bytes, xor_padding, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE,
+};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
 use crate::profile_hooks::{count, Primitive};
@@ -65,11 +67,9 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     };
 
     // G(m' ‖ h) beside J's first block.
-    let mut input = [0u8; 64];
-    input[..32].copy_from_slice(m);
-    input[32..].copy_from_slice(h);
-    let mut block = padded_block::<SHA3_512_RATE>(&input, 0, SHA3_DOMAIN);
-    xor_block(&mut states[1], &block);
+    xor_block(&mut states[1], m);
+    xor_bytes(&mut states[1], 32, h);
+    xor_padding(&mut states[1], 64, SHA3_DOMAIN, SHA3_512_RATE);
     if j.pending() {
         j.absorb_next(&mut states[J]);
         B::keccak_f1600_many(&mut states, &[J, 1]);
@@ -101,8 +101,6 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
     }
 
     wipe(&mut states, [[0; 25]; W]);
-    wipe(&mut input, [0; 64]);
-    wipe(&mut block, [0; SHA3_512_RATE]);
     wipe(&mut g, [0; 64]);
     wipe(&mut r, [0; 32]);
     (shared, rejection)

@@ -19,7 +19,8 @@
 
 use crate::backend::Backend;
 use crate::hash::{
-    read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
+    read_lanes, xor_block, xor_bytes, xor_padded_block, xor_padding, SHA3_256_RATE, SHA3_DOMAIN,
+    SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
 };
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, Primitive};
@@ -87,41 +88,15 @@ impl<'a> Rejection<'a> {
         let total = 32 + self.c.len();
         let end = (start + SHAKE256_RATE).min(total);
         self.next += 1;
-        if start >= 32 && end - start == SHAKE256_RATE {
-            // A whole block of c, read in place.
-            xor_block(state, &self.c[start - 32..end - 32]);
-            return;
-        }
-        let mut block = [0u8; SHAKE256_RATE];
         if start < 32 {
-            block[..32 - start].copy_from_slice(&self.z[start..]);
+            xor_bytes(state, 0, &self.z[start..]);
         }
         let from_c = start.max(32);
-        block[from_c - start..end - start].copy_from_slice(&self.c[from_c - 32..end - 32]);
+        xor_bytes(state, from_c - start, &self.c[from_c - 32..end - 32]);
         if !self.pending() {
-            block[end - start] ^= SHAKE_DOMAIN;
-            block[SHAKE256_RATE - 1] ^= 0x80;
+            xor_padding(state, end - start, SHAKE_DOMAIN, SHAKE256_RATE);
         }
-        xor_block(state, &block);
-        wipe(&mut block, [0; SHAKE256_RATE]);
     }
-}
-
-/// Block `index` of the padded message `data` for a sponge of rate `RATE`
-/// (FIPS 202 pad10*1: the last block carries the domain byte and the final
-/// bit; it is block `data.len() / RATE`, possibly with no data).
-pub(super) fn padded_block<const RATE: usize>(data: &[u8], index: usize, domain: u8) -> [u8; RATE] {
-    let mut block = [0u8; RATE];
-    let start = index * RATE;
-    if start + RATE <= data.len() {
-        block.copy_from_slice(&data[start..start + RATE]);
-    } else {
-        let tail = &data[start..];
-        block[..tail.len()].copy_from_slice(tail);
-        block[tail.len()] ^= domain;
-        block[RATE - 1] ^= 0x80;
-    }
-    block
 }
 
 /// Number of blocks of a padded message of `len` bytes at rate `rate`.
@@ -137,15 +112,10 @@ pub(super) fn transposed(k: usize, entry: usize) -> usize {
 /// Starts SampleNTT(ρ ‖ j ‖ i) for matrix entry `entry` (row-major k×k
 /// index) on a fresh state.
 pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
-    let mut input = [0u8; 34];
-    input[..32].copy_from_slice(rho);
-    input[32] = (entry % k) as u8;
-    input[33] = (entry / k) as u8;
     *state = [0; 25];
-    xor_block(
-        state,
-        &padded_block::<SHAKE128_RATE>(&input, 0, SHAKE_DOMAIN),
-    );
+    xor_block(state, rho);
+    xor_bytes(state, 32, &[(entry % k) as u8, (entry / k) as u8]);
+    xor_padding(state, 34, SHAKE_DOMAIN, SHAKE128_RATE);
 }
 
 /// H(ek), and Â^T (`out[j·k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)), on
@@ -172,8 +142,7 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
     // The last instance hashes, the one before it absorbs J if asked; the
     // others take the first entries.
     let hasher = W - 1;
-    let first = padded_block::<SHA3_256_RATE>(ek, 0, SHA3_DOMAIN);
-    xor_block(&mut states[hasher], &first);
+    xor_padded_block::<SHA3_256_RATE>(&mut states[hasher], ek, 0, SHA3_DOMAIN);
     jobs[hasher] = Job::Hash { next_block: 1 };
     let hash_blocks = padded_blocks(ek.len(), SHA3_256_RATE);
     let rejecter = W - 2;
@@ -246,8 +215,7 @@ pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
         {
             let finished = match job {
                 Job::Hash { next_block } if *next_block < hash_blocks => {
-                    let data = padded_block::<SHA3_256_RATE>(ek, *next_block, SHA3_DOMAIN);
-                    xor_block(state, &data);
+                    xor_padded_block::<SHA3_256_RATE>(state, ek, *next_block, SHA3_DOMAIN);
                     *next_block += 1;
                     false
                 }
@@ -303,21 +271,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn padding_matches_fips_202() {
-        // A message that ends inside the block, and one that fills it.
-        let data = [0xaau8; 140];
-        let first = padded_block::<136>(&data, 0, 0x06);
-        assert_eq!(first, [0xaa; 136]);
-        let last = padded_block::<136>(&data, 1, 0x06);
-        assert_eq!(&last[..4], &[0xaa; 4]);
-        assert_eq!(last[4], 0x06);
-        assert_eq!(last[135], 0x80);
-        assert_eq!(padded_blocks(140, 136), 2);
-        let exact = [0x55u8; 136];
+    fn padded_block_count() {
+        // pad10*1 always adds at least one byte: a message that fills its
+        // last block takes one more.
+        assert_eq!(padded_blocks(0, 136), 1);
+        assert_eq!(padded_blocks(135, 136), 1);
         assert_eq!(padded_blocks(136, 136), 2);
-        let tail = padded_block::<136>(&exact, 1, 0x1f);
-        assert_eq!(tail[0], 0x1f);
-        assert_eq!(tail[135], 0x80);
-        assert!(tail[1..135].iter().all(|&b| b == 0));
+        assert_eq!(padded_blocks(140, 136), 2);
     }
 }

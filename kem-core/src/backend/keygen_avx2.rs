@@ -33,10 +33,13 @@
 //! they are consumed.
 
 use super::basemul_avx2::finish_public_key;
-use super::expand_avx2::{padded_block, padded_blocks, start_entry, transposed};
+use super::expand_avx2::{padded_blocks, start_entry, transposed};
 use super::KeyBuffers;
 use super::{cbd_avx2, encode_avx2, Backend};
-use crate::hash::{read_lanes, xor_block, SHA3_256_RATE, SHA3_DOMAIN, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{
+    read_lanes, xor_block, xor_bytes, xor_padded_block, xor_padding, SHA3_256_RATE, SHA3_DOMAIN,
+    SHAKE256_RATE, SHAKE_DOMAIN,
+};
 use crate::params::ParameterSet;
 use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, Primitive};
@@ -213,13 +216,11 @@ fn generate<
     };
     pool.jobs[HASH] = Job::Hash { next_block: 0 };
     for index in 0..2 * k {
-        let mut input = [0u8; 33];
-        input[..32].copy_from_slice(sigma);
-        input[32] = index as u8;
-        let mut block = padded_block::<SHAKE256_RATE>(&input, 0, SHAKE_DOMAIN);
-        xor_block(&mut pool.states[1 + index], &block);
-        wipe(&mut input, [0; 33]);
-        wipe(&mut block, [0; SHAKE256_RATE]);
+        // PRF(σ, index): σ ‖ index, padded.
+        let state = &mut pool.states[1 + index];
+        xor_block(state, sigma);
+        xor_bytes(state, 32, &[index as u8]);
+        xor_padding(state, 33, SHAKE_DOMAIN, SHAKE256_RATE);
         pool.jobs[1 + index] = Job::Noise { index, squeezed: 0 };
     }
     for entry in 0..k * k {
@@ -358,16 +359,8 @@ impl<
         }
         if let Job::Hash { next_block } = self.jobs[HASH] {
             if chosen.contains(&HASH) {
-                let start = next_block * SHA3_256_RATE;
                 let state = &mut self.states[HASH];
-                match self.ek.get(start..start + SHA3_256_RATE) {
-                    // A whole block of ek, read in place.
-                    Some(block) => xor_block(state, block),
-                    None => xor_block(
-                        state,
-                        &padded_block::<SHA3_256_RATE>(self.ek, next_block, SHA3_DOMAIN),
-                    ),
-                }
+                xor_padded_block::<SHA3_256_RATE>(state, self.ek, next_block, SHA3_DOMAIN);
             }
         }
         self.permute(chosen);
