@@ -295,15 +295,15 @@ impl<
         for row in 0..k {
             let noise = 1 + k + row;
             let noise_pending = self.pending & (1 << noise) != 0;
-            // The hash's first block needs each entry of row 0 two blocks
-            // in (91 of its 136 bytes of ek, which is 96 coefficients of
-            // t̂ at CHUNK's granularity, where a block of the XOF yields 91
-            // on average), and the first block of each later row's part
-            // one. ê's noise streams need one block (eta1 = 2) or two
-            // (eta1 = 3). So on a backend with steps wider than four, row 0
-            // with eta1 = 2 has its entries before its noise: ML-KEM-768
-            // and -1024's first (eight-way) step then starts all of row 0
-            // beside ŝ. Four-way steps cannot, and keep the order.
+            // The hash's first block (136 bytes of ek: 91 coefficients of
+            // t̂, 96 at CHUNK's granularity) needs each entry of row 0 two
+            // XOF blocks in, as one yields 91 on average; the first hash
+            // block of each later row needs one. ê's noise streams need
+            // one block (eta1 = 2) or two (eta1 = 3). So on a backend with
+            // steps wider than four, row 0 with eta1 = 2 has its entries
+            // before its noise: ML-KEM-768 and -1024's first (eight-way)
+            // step then starts all of row 0 beside ŝ. Four-way steps
+            // cannot, and keep the order.
             let noise_first = ETA1 == 3 || row > 0 || B::KECCAK_WIDTH <= 4;
             if noise_first && noise_pending && step.push(noise) {
                 return step;
