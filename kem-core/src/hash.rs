@@ -248,7 +248,8 @@ mod tests {
 
     #[test]
     fn xor_bytes_matches_a_byte_view_of_the_state() {
-        let start: [u64; 25] = core::array::from_fn(|i| 0x9e37_79b9_7f4a_7c15 * (i as u64 + 3));
+        let start: [u64; 25] =
+            core::array::from_fn(|i| 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 3));
         let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 11) as u8).collect();
         for offset in 0..=168 {
             for len in 0..=(200 - offset).min(40) {
