@@ -24,7 +24,7 @@ use super::keccak_x2_neon::keccak_f1600_x2;
 use super::mem_neon::{load_i16, load_u8, store_i16};
 use super::Neon;
 use crate::field::Q;
-use crate::hash::{read_lanes, xor_block, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
+use crate::hash::{read_lanes, xor_bytes, xor_padding, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
@@ -36,17 +36,13 @@ const FIRST_BLOCKS: usize = 3;
 /// The sponge state after absorbing `input` (shorter than `RATE`) with the
 /// SHAKE padding.
 fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
-    let mut block = [0u8; RATE];
+    let mut state = [0u64; 25];
     let mut len = 0;
     for part in input {
-        block[len..len + part.len()].copy_from_slice(part);
+        xor_bytes(&mut state, len, part);
         len += part.len();
     }
-    block[len] ^= SHAKE_DOMAIN;
-    block[RATE - 1] ^= 0x80;
-    let mut state = [0u64; 25];
-    xor_block(&mut state, &block);
-    wipe(&mut block, [0; RATE]);
+    xor_padding(&mut state, len, SHAKE_DOMAIN, RATE);
     state
 }
 
