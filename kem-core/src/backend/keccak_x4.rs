@@ -132,10 +132,12 @@ macro_rules! rol {
     }};
 }
 
-/// One round from state `$a` into state `$e`, given the column parities
-/// `$c` of `$a`, which are replaced by those of `$e`; `$rc` is the round
-/// constant as a vector; `$xor`, `$chi` and `$rol` are the vector XOR,
-/// chi and rotation.
+/// One round from state `$a` into state `$e`; `$rc` is the round constant
+/// as a vector; `$xor`, `$chi` and `$rol` are the vector XOR, chi and
+/// rotation. Theta's column parities `$c` come from `$parity $pxor` (see
+/// [`theta_parity`]): with `by_plane` they are those of `$a` on entry and
+/// are replaced by those of `$e`; with `from_state` the round computes
+/// them from `$a` itself.
 ///
 /// Output lane E[x, y] is chi over B[x..x+2, y], where B[y, 2x + 3y] =
 /// rotl(A[x, y] ^ D[x], r[x, y]) (rho and pi) and D[x] = C[x - 1] ^
@@ -234,15 +236,15 @@ macro_rules! accumulate_parity {
 /// Theta's column parities C, in one of two ways, each with its own XOR:
 ///
 /// - `by_plane xor`: accumulated with two-input XORs as each output plane
-///   of a round is produced (`plane`), so they are ready for the next round
-///   without reading the state again; `init` declares them, from the
-///   input. 20 XORs a round, as many as recomputing them would
-///   take, and no state lane is read twice.
+///   of a round is produced (`plane`), so they are ready for the next
+///   round without reading the state again; `init` declares them, from
+///   the input. 20 XORs a round, as many as recomputing them would take,
+///   and no state lane is read twice.
 /// - `from_state xor3`: recomputed from the state at the start of each
-///   round (`start`, which declares them) with three-way XORs, two a column: 10 instructions a
-///   round instead of 20 where the three-way XOR is one instruction
-///   (`vpternlogq` 0x96 on AVX-512), about a tenth of a round's work. The
-///   state's 25 lanes are live at that point anyway.
+///   round (`start`, which declares them) with three-way XORs, two a
+///   column: 10 instructions a round instead of 20 where the three-way XOR
+///   is one instruction (`vpternlogq` 0x96 on AVX-512), about a tenth of a
+///   round's work. The state's 25 lanes are live at that point anyway.
 macro_rules! theta_parity {
     (by_plane $xor:ident; init, $c:ident, $a:ident) => {
         let mut $c = [$a[0], $a[1], $a[2], $a[3], $a[4]];
