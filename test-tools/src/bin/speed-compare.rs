@@ -396,30 +396,6 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(
-        name: &'static str,
-        binary: &OpensslBinary,
-        flags: &[String],
-        algorithms: Vec<String>,
-        seconds: u32,
-    ) -> Self {
-        let command = [binary.path.display().to_string(), "speed".to_owned()];
-        let seconds = ["-seconds".to_owned(), seconds.to_string()];
-        let argv = [&command[..], flags, &seconds, &algorithms].concat();
-        let conf = ("OPENSSL_CONF".to_owned(), "/dev/null".to_owned());
-        let env = std::iter::once(conf)
-            .chain(library_path_env(&binary.path))
-            .collect();
-        let binary = binary.clone();
-        Plan {
-            name,
-            binary,
-            algorithms,
-            argv,
-            env,
-        }
-    }
-
     /// The command as a shell line.
     fn shell_line(&self) -> String {
         let env = self
@@ -513,7 +489,9 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
     let canonical: Vec<String> = args.algorithms()?.iter().map(|a| a.to_string()).collect();
     let mut plans = Vec::new();
     for name in args.implementations() {
-        let (binary, flags, algorithms) = match name {
+        // The binary, the flags before -seconds, the algorithms' names for
+        // it, and ours' MLKEM_BACKEND.
+        let (binary, flags, algorithms, backend) = match name {
             OURS => {
                 openssl.require_kem_speed(OURS)?;
                 let dir = args.provider_dir.clone();
@@ -521,11 +499,8 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
                 let dir = dir.canonicalize().unwrap_or(dir);
                 cli::require_provider(&dir).map_err(|e| format!("ours: {e}"))?;
                 let query = ["-propquery", "provider=mlkem"];
-                (
-                    &openssl,
-                    provider_flags(&dir, "mlkem", &query),
-                    canonical.clone(),
-                )
+                let flags = provider_flags(&dir, "mlkem", &query);
+                (&openssl, flags, canonical.clone(), args.backend.clone())
             }
             NATIVE if !openssl.native_ml_kem => {
                 eprintln!(
@@ -536,7 +511,7 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
             }
             NATIVE => {
                 openssl.require_kem_speed(NATIVE)?;
-                (&openssl, Vec::new(), canonical.clone())
+                (&openssl, Vec::new(), canonical.clone(), None)
             }
             _ => {
                 let oqs = &oqs_openssl;
@@ -568,18 +543,26 @@ fn plan(args: &Args) -> Result<Vec<Plan>, String> {
                     );
                 }
                 let names = canonical.iter().map(|a| oqsprovider_name(a)).collect();
-                (oqs, provider_flags(&dir, &module, &[]), names)
+                (oqs, provider_flags(&dir, &module, &[]), names, None)
             }
         };
-        let mut plan = Plan::new(name, binary, &flags, algorithms, args.seconds);
-        if name == OURS {
-            let backend = args
-                .backend
-                .iter()
-                .map(|b| ("MLKEM_BACKEND".to_owned(), b.clone()));
-            plan.env.extend(backend);
-        }
-        plans.push(plan);
+        let command = [binary.path.display().to_string(), "speed".to_owned()];
+        let seconds = ["-seconds".to_owned(), args.seconds.to_string()];
+        let argv = [&command[..], &flags, &seconds, &algorithms].concat();
+        let conf = ("OPENSSL_CONF".to_owned(), "/dev/null".to_owned());
+        let backend = backend.map(|b| ("MLKEM_BACKEND".to_owned(), b));
+        let env = std::iter::once(conf)
+            .chain(library_path_env(&binary.path))
+            .chain(backend)
+            .collect();
+        let binary = binary.clone();
+        plans.push(Plan {
+            name,
+            binary,
+            algorithms,
+            argv,
+            env,
+        });
     }
     if plans.is_empty() {
         return Err("no implementation left to measure (see the notes above)".into());
