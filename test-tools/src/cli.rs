@@ -135,9 +135,14 @@ pub fn sets_or_all(chosen: &[KatParams]) -> Vec<KatParams> {
 
 /// `items` in order, each once.
 pub fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    unique_by(items, T::eq)
+}
+
+/// `items` in order, leaving out each that is the `same` as an earlier one.
+pub fn unique_by<T>(items: impl IntoIterator<Item = T>, same: impl Fn(&T, &T) -> bool) -> Vec<T> {
     let mut kept = Vec::new();
     for item in items {
-        if !kept.contains(&item) {
+        if !kept.iter().any(|k| same(k, &item)) {
             kept.push(item);
         }
     }

@@ -143,13 +143,7 @@ impl Args {
 
     /// The groups, each once (names compared without case).
     fn groups(&self) -> Vec<String> {
-        let mut groups: Vec<String> = Vec::new();
-        for group in &self.groups {
-            if !groups.iter().any(|g| g.eq_ignore_ascii_case(group)) {
-                groups.push(group.clone());
-            }
-        }
-        groups
+        cli::unique_by(self.groups.clone(), |a, b| a.eq_ignore_ascii_case(b))
     }
 }
 
@@ -317,8 +311,9 @@ struct GroupContexts<'l> {
 }
 
 impl GroupContexts<'_> {
-    /// A fresh client (0) and server (1) joined by an in-memory link.
-    fn connect(&self) -> Result<[SslStream<Wire>; 2], ErrorStack> {
+    /// One full handshake, its checks and a message each way.
+    fn handshake(&self) -> Result<(), String> {
+        // A fresh client (0) and server (1) joined by an in-memory link.
         let link = Rc::default();
         let end = |end: usize| {
             let mut ssl = Ssl::new(&self.ends[end].0)?;
@@ -326,20 +321,11 @@ impl GroupContexts<'_> {
                 0 => ssl.set_connect_state(),
                 _ => ssl.set_accept_state(),
             }
-            SslStream::new(
-                ssl,
-                Wire {
-                    link: Rc::clone(&link),
-                    end,
-                },
-            )
+            let link = Rc::clone(&link);
+            SslStream::new(ssl, Wire { link, end })
         };
-        Ok([end(0)?, end(1)?])
-    }
-
-    /// One full handshake, its checks and a message each way.
-    fn handshake(&self) -> Result<(), String> {
-        let [client, server] = &mut self.connect().map_err(|e| format!("SSL_new: {e}"))?;
+        let ssl_new = |e: ErrorStack| format!("SSL_new: {e}");
+        let [client, server] = &mut [end(0).map_err(ssl_new)?, end(1).map_err(ssl_new)?];
         let mut steps = 0;
         // Both step each time (`&`, not `&&`); a finished end stays done.
         while !(step(client, "client")? & step(server, "server")?) {
