@@ -71,10 +71,7 @@ pub fn hex_upper(bytes: &[u8]) -> String {
 /// The SHA-256 digest of `text` (its UTF-8 bytes) as lowercase hex, the
 /// form `sha256sum` and liboqs's `kats.json` use.
 pub fn sha256_hex(text: &str) -> String {
-    openssl::sha::sha256(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex_upper(&openssl::sha::sha256(text.as_bytes())).to_ascii_lowercase()
 }
 
 /// One of the three ML-KEM parameter sets, chosen at run time.

@@ -17,7 +17,7 @@ use test_tools::kem_core_ops::{
     check_kem_core, kem_core_label, measure_kem_core, measurement_table, shown_columns, KnownAnswer,
 };
 use test_tools::measure::{Config, Measurement, Operation};
-use test_tools::nist_kat::KatParams;
+use test_tools::nist_kat::{hex_upper, KatParams};
 use test_tools::table::thousands;
 use test_tools::{system_info, timer, with_set};
 
@@ -117,10 +117,7 @@ fn check_backends<P: ParameterSet>(report: &mut SetReport) -> Option<KnownAnswer
         let answer = with_backend(backend, check_kem_core::<P>).expect("available backend");
         let (ok, line) = match (answer, &ours) {
             (Ok(answer), None) => {
-                let ss: String = answer.ss_encaps[..8]
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
+                let ss = hex_upper(&answer.ss_encaps[..8]).to_ascii_lowercase();
                 let (ek, dk, ct) = (answer.ek.len(), answer.dk.len(), answer.ct.len());
                 ours = Some(answer);
                 let line = format!(
