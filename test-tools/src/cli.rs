@@ -57,7 +57,7 @@ pub struct Progress {
 
 impl Progress {
     /// Progress to this process's stderr.
-    pub fn new() -> Self {
+    pub fn stderr() -> Self {
         Progress {
             terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
@@ -76,12 +76,6 @@ impl Progress {
         if self.terminal {
             eprint!("\r\x1b[2K");
         }
-    }
-}
-
-impl Default for Progress {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -311,7 +311,7 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
 
-    let progress = Progress::new();
+    let progress = Progress::stderr();
     let baseline = &implementations[0].0.name;
     let (mut skipped, mut all) = (Vec::new(), Vec::new());
     for parameter_set in &algorithms {

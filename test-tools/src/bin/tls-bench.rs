@@ -526,7 +526,7 @@ fn run_in_process(args: &Args) -> Result<(), String> {
         .for_each(|i| println!("  {}", i.description));
     notes.iter().for_each(|note| println!("note: {note}"));
 
-    let progress = Progress::new();
+    let progress = Progress::stderr();
     for round in 1..=rounds {
         for (made, m) in contexts.iter().zip(&mut measurements) {
             let (name, group) = (&m.implementation, &m.parameter_set);
