@@ -31,20 +31,14 @@ impl NistDrbg {
         drbg
     }
 
-    /// `randombytes(out, out.len())`: AES(Key, ++V) for `ceil(n/16)` blocks,
-    /// truncated to `out`, then one `Update` with no data. Two calls of 32
-    /// bytes therefore give different output from one call of 64 bytes.
-    pub fn randombytes(&mut self, out: &mut [u8]) {
-        let stream = self.keystream(out.len().div_ceil(BLOCK));
-        out.copy_from_slice(&stream[..out.len()]);
-        self.update(None);
-    }
-
-    /// Returns `N` fresh bytes (one `randombytes` call of `N` bytes).
+    /// `N` fresh bytes, as `randombytes(out, N)`: AES(Key, ++V) for
+    /// `ceil(N/16)` blocks, truncated to `N` bytes, then one `Update` with no
+    /// data. Two calls of 32 bytes therefore give different output from one
+    /// call of 64 bytes.
     pub fn random_array<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        self.randombytes(&mut out);
-        out
+        let stream = self.keystream(N.div_ceil(BLOCK));
+        self.update(None);
+        core::array::from_fn(|i| stream[i])
     }
 
     /// `AES256_CTR_DRBG_Update`: three blocks of AES(Key, ++V), XORed with
