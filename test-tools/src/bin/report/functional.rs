@@ -8,11 +8,10 @@ use std::fmt::Write as _;
 
 use kem_core::{with_backend, BackendKind};
 use serde_json::json;
-use test_tools::kem_core_ops::check_kem_core;
 use test_tools::nist_kat::{sha256_hex, KAT_COUNT};
 use test_tools::table::Table;
 
-use crate::{cases, on_backend, Args, Evidence};
+use crate::{cases, sanity_check, Args, Evidence};
 
 /// Runs the checks of every instance on every chosen set: the section's
 /// Markdown, and whether every check passed.
@@ -83,10 +82,7 @@ pub fn run(args: &Args, instances: &[BackendKind], evidence: &mut Evidence) -> (
         let file_ok = expected == Some(generated.as_str());
         let digest = sha256_hex(&generated);
         let liboqs = set.expected_digest(KAT_COUNT).unwrap_or_default();
-        let sanity = on_backend(
-            backend,
-            || test_tools::with_set!(set, P => check_kem_core::<P>()),
-        );
+        let sanity = sanity_check(backend, set);
         let reference = references.iter().find(|(s, _)| *s == set);
         let sanity_ok = match (&sanity, reference) {
             (Ok(answer), Some((_, Some(reference)))) => answer == reference,

@@ -19,7 +19,7 @@ use clap::Parser;
 use kem_core::{BackendKind, ParameterSet};
 use serde_json::{json, Value};
 use test_tools::cli::{self, parameter_set, positive, sets_or_all};
-use test_tools::kem_core_ops::kem_core_label;
+use test_tools::kem_core_ops::{check_kem_core, kem_core_label, KnownAnswer};
 use test_tools::nist_kat::KatParams;
 use test_tools::table::Table;
 use test_tools::{system_info, timer, with_set};
@@ -97,6 +97,11 @@ pub fn on_backend<T>(
     f: impl FnOnce() -> Result<T, String>,
 ) -> Result<T, String> {
     kem_core::with_backend(backend, f).map_err(|e| e.to_string())?
+}
+
+/// kem-core's sanity check ([`check_kem_core`]) of `set` on `backend`.
+pub fn sanity_check(backend: BackendKind, set: KatParams) -> Result<KnownAnswer, String> {
+    on_backend(backend, || with_set!(set, P => check_kem_core::<P>()))
 }
 
 /// A table of one row per (instance, set, operation): those three, then

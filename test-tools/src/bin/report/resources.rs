@@ -13,11 +13,11 @@ use std::process::{Command, ExitCode, Stdio};
 use kem_core::{BackendKind, Ciphertext, DecapsulationKey, EncapsulationKey, ParameterSet};
 use serde_json::{json, Value};
 use test_tools::elf_segments::load_segments;
-use test_tools::kem_core_ops::{check_kem_core, M};
+use test_tools::kem_core_ops::M;
 use test_tools::nist_kat::KatParams;
 use test_tools::table::{thousands, Table};
 
-use crate::{on_backend, operation_table, Args, Evidence};
+use crate::{operation_table, sanity_check, Args, Evidence};
 
 /// The hidden first argument that makes `report` the measuring child.
 pub const CHILD_FLAG: &str = "--rss-child";
@@ -192,10 +192,7 @@ pub fn run(
         &titles,
         ("resources", "child process"),
         |backend, label, set, operation| {
-            let answer = on_backend(
-                backend,
-                || test_tools::with_set!(set, P => check_kem_core::<P>()),
-            )?;
+            let answer = sanity_check(backend, set)?;
             let input = [answer.ek, answer.dk, answer.ct].concat();
             let record = measure_child(&exe, (backend, set, operation), &input)
                 .map_err(|why| format!("not measured: {why}"))?;
