@@ -481,19 +481,14 @@ fn file_stems(facets: &[Facet], prefix: Option<&str>, source_stem: &str) -> Vec<
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
             .join("-");
-        let joined = if joined.is_empty() {
-            "chart".to_owned()
-        } else {
-            joined
+        let joined = match joined.is_empty() {
+            true => "chart".to_owned(),
+            false => joined,
         };
-        let mut stem = joined.clone();
-        for k in 2.. {
-            if !used.contains(&stem) {
-                break;
-            }
-            stem = format!("{joined}-{k}");
-        }
-        used.push(stem);
+        let numbered = (2..).map(|k| format!("{joined}-{k}"));
+        let mut stems = std::iter::once(joined.clone()).chain(numbered);
+        let stem = stems.find(|stem| !used.contains(stem));
+        used.push(stem.expect("an unused number"));
     }
     used
 }
