@@ -358,7 +358,8 @@ impl<
             return false;
         }
         if let Job::Hash { next_block } = self.jobs[HASH] {
-            if chosen.contains(&HASH) {
+            // `choose` takes the hash first when it takes it at all.
+            if chosen[0] == HASH {
                 let state = &mut self.states[HASH];
                 xor_padded_block::<SHA3_256_RATE>(state, self.ek, next_block, SHA3_DOMAIN);
             }
