@@ -83,7 +83,7 @@ fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
 /// One `openssl` binary of the test matrix.
 #[derive(Clone, Debug)]
 pub struct OpenSsl {
-    /// "3.0", "3.5", "3.6" or "4.0".
+    /// "3.0", "3.4", "3.5", "3.6" or "4.0".
     pub series: &'static str,
     pub binary: PathBuf,
 }
@@ -128,6 +128,13 @@ pub fn system() -> OpenSsl {
         series: "3.0",
         binary: PathBuf::from("openssl"),
     }
+}
+
+/// OpenSSL 3.4, the last release without an ML-KEM of its own and the
+/// first whose `pkeyutl` has `-encap`/`-decap`, or `None` as for 3.5. Not
+/// part of [`matrix`]: the README's quickstart test runs it.
+pub fn openssl_34() -> Option<OpenSsl> {
+    matrix_member("3.4")
 }
 
 /// OpenSSL 3.5, or `None` (with a note; a failure under `CI=true`).
