@@ -50,40 +50,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-target=aarch64-unknown-linux-gnu
-sysroot=/usr/aarch64-linux-gnu
-
-# Debian's rustc-web/cargo-web install as /usr/bin/rustc and /usr/bin/cargo;
-# a rustup toolchain earlier on PATH has no AArch64 standard library.
-export RUSTC=/usr/bin/rustc
-cargo=/usr/bin/cargo
-# The packages, installed when missing (as root or through sudo; CI runs
-# this as root). libssl-dev:arm64 must match the amd64 libssl-dev's version,
-# so apt may upgrade that one to the same Debian release.
-packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
-    libc6-dev-arm64-cross qemu-user libssl-dev:arm64)
-missing=()
-for pkg in "${packages[@]}"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "aarch64.sh: installing ${missing[*]}"
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    dpkg --print-foreign-architectures | grep -qx arm64 ||
-        "${sudo_cmd[@]}" dpkg --add-architecture arm64
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
-fi
-for tool in "$RUSTC" "$cargo" aarch64-linux-gnu-gcc qemu-aarch64; do
-    command -v "$tool" >/dev/null || {
-        echo "aarch64.sh: $tool is missing after installing ${packages[*]}" >&2
-        exit 1
-    }
-done
+# The toolchain (rustc-web, cargo-web, the AArch64 linker, libssl-dev:arm64,
+# qemu-user): scripts/aarch64-env.sh, installed here when missing.
+source scripts/aarch64-env.sh
+aarch64_toolchain aarch64.sh install
+target=$aarch64_target
+sysroot=$aarch64_sysroot
+cargo=$aarch64_cargo
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target/aarch64}
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export MLKEM_VECTORS_DIR=${MLKEM_VECTORS_DIR:-$PWD/../shared/vectors}
 
 # Runs the emulated program "$@" on CPU model $cpu.
@@ -199,10 +174,6 @@ provider_step() {
     fi
     echo "ML-KEM-512/768/1024, X25519MLKEM768: EVP_PKEY_encapsulate/decapsulate secrets match"
 }
-
-# openssl-sys finds the arm64 libssl through pkg-config.
-export PKG_CONFIG_ALLOW_CROSS=1
-export PKG_CONFIG_PATH=/usr/lib/aarch64-linux-gnu/pkgconfig
 
 for step in "${steps[@]}"; do
     case $step in

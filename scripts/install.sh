@@ -10,25 +10,34 @@
 #   mlkem.so                  OpenSSL's modules directory (`openssl version -m`;
 #                             Debian: /usr/lib/x86_64-linux-gnu/ossl-modules),
 #                             so `-provider mlkem` needs no -provider-path
+#                             (--modules-dir DIR names it instead: a package,
+#                             perhaps for another architecture)
+#   mlkem-provider-check      /usr/bin: says whether post-quantum TLS is in
+#                             effect here or on a server
+#   mlkem-provider-check.1.gz DATADIR/man/man1: its manual page
 #   mlkem-provider.cnf        beside the system openssl.cnf (Debian: /etc/ssl):
 #   mlkem-tls-groups.cnf      snippets an admin enables with `.include` lines
 #                             (see the README's deployment guide); openssl.cnf
-#                             itself is never edited
+#                             itself is never edited (--confdir DIR names the
+#                             directory of openssl.cnf instead)
 #   openssl-service.cnf       DATADIR/mlkem-provider: the system configuration
 #                             plus both snippets, for OPENSSL_CONF of one service
 #   README.md, openssl.cnf.example, copyright
 #                             DATADIR/doc/mlkem-provider
 # DATADIR is /usr/local/share (--datadir to change it; the Debian package uses
 # /usr/share). With --prefix DIR everything goes under DIR instead:
-# DIR/lib/ossl-modules/mlkem.so, DIR/etc/ssl/*.cnf (whose [mlkem_sect] then
-# names the module's path) and DIR/share; point OPENSSL_CONF at
+# DIR/lib/ossl-modules/mlkem.so, DIR/bin/mlkem-provider-check,
+# DIR/etc/ssl/*.cnf (whose [mlkem_sect] then names the module's path) and
+# DIR/share; point OPENSSL_CONF at
 # DIR/share/mlkem-provider/openssl-service.cnf, or OPENSSL_MODULES at
 # DIR/lib/ossl-modules.
 #
 # --destdir DIR stages the files under DIR (for packaging: the paths inside
 # them stay those of the real install). --module FILE installs that mlkem.so
-# instead of building one (scripts/build-provider.sh). The installed files
-# are listed on stdout, one per line.
+# instead of building one (scripts/build-provider.sh), --check-bin FILE that
+# mlkem-provider-check instead of building it (cargo build --release -p
+# mlkem-provider-check). The installed files are listed on stdout, one per
+# line.
 set -euo pipefail
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 prog=${0##*/}
@@ -36,21 +45,25 @@ prog=${0##*/}
 usage() {
     cat <<EOF
 usage: $prog [--prefix DIR] [--datadir DIR] [--destdir DIR] [--openssl BIN]
-                  [--module FILE] [--uninstall]
-Installs mlkem.so and its configuration snippets for the system's OpenSSL
-(or under --prefix DIR); --uninstall removes the same files. See the header
-of this script for the layout.
+                  [--modules-dir DIR] [--confdir DIR] [--module FILE]
+                  [--check-bin FILE]
+                  [--uninstall]
+Installs mlkem.so, its configuration snippets and mlkem-provider-check (with
+its manual page) for the system's OpenSSL (or under --prefix DIR);
+--uninstall removes the same files. See the header of this script for the
+layout.
 EOF
 }
 
 log() { echo "install: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-prefix="" datadir="" destdir="" openssl=openssl module="" uninstall=false
+prefix="" datadir="" destdir="" openssl=openssl module="" check_bin="" modules_dir=""
+conf_dir="" uninstall=false
 while (($#)); do
     case $1 in
         -h | --help) usage; exit 0 ;;
-        --prefix | --datadir | --destdir | --openssl | --module)
+        --prefix | --datadir | --destdir | --openssl | --module | --check-bin | --modules-dir | --confdir)
             (($# >= 2)) || { usage >&2; exit 2; }
             case $1 in
                 --prefix) prefix=$2 ;;
@@ -58,6 +71,9 @@ while (($#)); do
                 --destdir) destdir=$2 ;;
                 --openssl) openssl=$2 ;;
                 --module) module=$2 ;;
+                --check-bin) check_bin=$2 ;;
+                --modules-dir) modules_dir=$2 ;;
+                --confdir) conf_dir=$2 ;;
             esac
             shift 2 ;;
         --uninstall) uninstall=true; shift ;;
@@ -68,27 +84,40 @@ done
 # ---------------------------------------------------------------- layout
 if [ -n "$prefix" ]; then
     case $prefix in /*) ;; *) prefix=$(pwd)/$prefix ;; esac
-    modules_dir=$prefix/lib/ossl-modules
-    conf_dir=$prefix/etc/ssl
+    modules_dir=${modules_dir:-$prefix/lib/ossl-modules}
+    bin_dir=$prefix/bin
+    conf_dir=${conf_dir:-$prefix/etc/ssl}
     system_conf=$conf_dir/openssl.cnf
     datadir=${datadir:-$prefix/share}
 else
-    command -v "$openssl" >/dev/null 2>&1 || die "no '$openssl' on PATH (or give --openssl BIN)"
+    # Asks the OpenSSL for what --modules-dir and --confdir do not name.
+    if [ -z "$modules_dir" ] || [ -z "$conf_dir" ]; then
+        command -v "$openssl" >/dev/null 2>&1 || die "no '$openssl' on PATH (or give --openssl BIN)"
+    fi
     # `openssl version -m` prints MODULESDIR: "/path"; -d prints OPENSSLDIR.
-    modules_dir=$("$openssl" version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
-    openssl_dir=$("$openssl" version -d | sed -n 's/^OPENSSLDIR: "\(.*\)"$/\1/p')
-    [ -n "$modules_dir" ] && [ -n "$openssl_dir" ] ||
-        die "'$openssl version -m/-d' did not name the modules and configuration directories"
-    # Debian's /usr/lib/ssl/openssl.cnf is a link to /etc/ssl/openssl.cnf:
-    # the snippets go beside the file itself, in /etc.
-    system_conf=$(readlink -f "$openssl_dir/openssl.cnf" 2>/dev/null || echo "$openssl_dir/openssl.cnf")
-    conf_dir=$(dirname "$system_conf")
+    [ -n "$modules_dir" ] ||
+        modules_dir=$("$openssl" version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
+    [ -n "$modules_dir" ] || die "'$openssl version -m' did not name the modules directory"
+    if [ -n "$conf_dir" ]; then
+        system_conf=$conf_dir/openssl.cnf
+    else
+        openssl_dir=$("$openssl" version -d | sed -n 's/^OPENSSLDIR: "\(.*\)"$/\1/p')
+        [ -n "$openssl_dir" ] || die "'$openssl version -d' did not name the configuration directory"
+        # Debian's /usr/lib/ssl/openssl.cnf is a link to /etc/ssl/openssl.cnf:
+        # the snippets go beside the file itself, in /etc.
+        system_conf=$(readlink -f "$openssl_dir/openssl.cnf" 2>/dev/null || echo "$openssl_dir/openssl.cnf")
+        conf_dir=$(dirname "$system_conf")
+    fi
     datadir=${datadir:-/usr/local/share}
+    bin_dir=/usr/bin
 fi
 share_dir=$datadir/mlkem-provider
 doc_dir=$datadir/doc/mlkem-provider
+man_dir=$datadir/man/man1
 files=(
     "$modules_dir/mlkem.so"
+    "$bin_dir/mlkem-provider-check"
+    "$man_dir/mlkem-provider-check.1.gz"
     "$conf_dir/mlkem-provider.cnf"
     "$conf_dir/mlkem-tls-groups.cnf"
     "$share_dir/openssl-service.cnf"
@@ -109,11 +138,16 @@ if $uninstall; then
     exit 0
 fi
 
-# ---------------------------------------------------------------- module
+# ---------------------------------------------------------------- binaries
 if [ -z "$module" ]; then
     module=$(bash "$script_dir/build-provider.sh" | tail -1)/mlkem.so
 fi
 [ -f "$module" ] || die "no module at $module"
+if [ -z "$check_bin" ]; then
+    (cd "$script_dir/.." && cargo build --release -q -p mlkem-provider-check) >&2
+    check_bin=${CARGO_TARGET_DIR:-$script_dir/../target}/release/mlkem-provider-check
+fi
+[ -f "$check_bin" ] || die "no mlkem-provider-check at $check_bin"
 
 # ---------------------------------------------------------------- files
 put() { # put MODE SOURCE DEST
@@ -121,6 +155,7 @@ put() { # put MODE SOURCE DEST
     echo "$3"
 }
 put 0644 "$module" "$modules_dir/mlkem.so"
+put 0755 "$check_bin" "$bin_dir/mlkem-provider-check"
 
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
@@ -141,6 +176,10 @@ put 0644 "$staging/openssl-service.cnf" "$share_dir/openssl-service.cnf"
 put 0644 "$script_dir/../README.md" "$doc_dir/README.md"
 put 0644 "$script_dir/../openssl.cnf.example" "$doc_dir/openssl.cnf.example"
 put 0644 "$script_dir/package/copyright" "$doc_dir/copyright"
+# gzip -n: no name or time stamp in the header, so the same page gives the
+# same bytes (reproducible packages).
+gzip -9n <"$script_dir/package/mlkem-provider-check.1" >"$staging/mlkem-provider-check.1.gz"
+put 0644 "$staging/mlkem-provider-check.1.gz" "$man_dir/mlkem-provider-check.1.gz"
 if [ -z "$destdir" ]; then
     log "installed; enable it system-wide with these lines at the end of $system_conf:"
     log "    .include $conf_dir/mlkem-provider.cnf"

@@ -1,58 +1,193 @@
 #!/usr/bin/env bash
 # Builds the Debian package of the mlkem provider for the system's OpenSSL:
 #
-#   scripts/package-deb.sh [--out DIR]     # default DIR: target/debian
+#   scripts/package-deb.sh [--out DIR] [--arch ARCH]
+#
+# DIR: where the .deb goes (default target/debian). ARCH: the Debian
+# architecture, this machine's (dpkg --print-architecture) by default, or
+# arm64 cross-built from amd64 with the toolchain of scripts/aarch64-env.sh
+# (installed when missing, except under CI where that fails).
 #
 # Prints the path of the .deb as the last line of stdout. The files and
 # their places are scripts/install.sh's system layout with /usr/share as
-# the data directory: mlkem.so in OpenSSL's modules directory, the two
+# the data directory: mlkem.so in OpenSSL's modules directory
+# (/usr/lib/<triplet>/ossl-modules, as Debian's libssl3 has it),
+# mlkem-provider-check in /usr/bin with its manual page, the two
 # configuration snippets in /etc/ssl (conffiles: an admin's edits survive
 # upgrades), the per-service configuration in /usr/share/mlkem-provider,
-# docs and licence in /usr/share/doc/mlkem-provider. The package never edits
-# /etc/ssl/openssl.cnf; `dpkg -r mlkem-provider` leaves the system OpenSSL as
-# it was (after the admin drops any `.include` line they added).
-# dpkg-deb builds it (Debian's own tool, present wherever dpkg is).
+# docs, changelog and licence in /usr/share/doc/mlkem-provider. The package
+# never edits /etc/ssl/openssl.cnf; `dpkg -r mlkem-provider` leaves the
+# system OpenSSL as it was (after the admin drops any `.include` line they
+# added). dpkg-deb builds it (Debian's own tool, present wherever dpkg is).
+#
+# Version: Cargo's, plus the commit it is built from when there is git,
+# 0.1.0+git<YYYYMMDD>.<HHMMSS>.<hash> (the commit's date and time in UTC, so
+# later commits sort higher); plain 0.1.0 outside git.
+#
+# Reproducible: two builds of the same commit (same toolchain) give the same
+# bytes. SOURCE_DATE_EPOCH (default: the commit's date) dates the changelog
+# and every file; gzip -n; the compiler sees the checkout, the target
+# directory and $CARGO_HOME under fixed names (--remap-path-prefix), and
+# the objects are stripped. The build has its own target directory,
+# target/package-<arch> (MLKEM_PACKAGE_TARGET_DIR), so its RUSTFLAGS do not
+# rebuild the other scripts' target/. Maintainer: $DEBFULLNAME <$DEBEMAIL>
+# when both are set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+source scripts/common.sh
+umask 022
+export LC_ALL=C TZ=UTC0
+
+usage() { echo "usage: $0 [--out DIR] [--arch ARCH]"; }
+die() { echo "package-deb: $*" >&2; exit 1; }
 
 out=target/debian
+command -v dpkg-deb >/dev/null 2>&1 || die "dpkg-deb not found (not a Debian system?)"
+host_arch=$(dpkg --print-architecture)
+arch=$host_arch
 while (($#)); do
     case $1 in
-        --out) (($# >= 2)) || { echo "usage: $0 [--out DIR]" >&2; exit 2; }; out=$2; shift 2 ;;
-        -h | --help) echo "usage: $0 [--out DIR]"; exit 0 ;;
-        *) echo "unknown argument: $1" >&2; exit 2 ;;
+        --out | --arch)
+            (($# >= 2)) || { usage >&2; exit 2; }
+            case $1 in --out) out=$2 ;; --arch) arch=$2 ;; esac
+            shift 2 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
     esac
 done
-command -v dpkg-deb >/dev/null 2>&1 || { echo "package-deb: dpkg-deb not found (not a Debian system?)" >&2; exit 1; }
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
-arch=$(dpkg --print-architecture)
-[ -n "$version" ] || { echo "package-deb: no version in Cargo.toml" >&2; exit 1; }
+# ---------------------------------------------------------------- version
+base_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+[ -n "$base_version" ] || die "no version in Cargo.toml"
+commit=""
+if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    commit=$(git rev-parse HEAD)
+    stamp=$(git log -1 --date=format-local:%Y%m%d.%H%M%S --format=%cd HEAD)
+    version=$base_version+git$stamp.$(git rev-parse --short=10 HEAD)
+    export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
+    if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+        echo "package-deb: warning: tracked files differ from commit ${commit:0:10}; the package holds them as they are now" >&2
+    fi
+else
+    version=$base_version
+    export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(stat -c %Y Cargo.toml)}
+fi
+maintainer="mlkem-provider developers <mlkem-provider@example.invalid>"
+if [ -n "${DEBFULLNAME:-}" ] && [ -n "${DEBEMAIL:-}" ]; then
+    maintainer="$DEBFULLNAME <$DEBEMAIL>"
+fi
 
+# ---------------------------------------------------------------- toolchain
+case $arch in
+    amd64) triplet=x86_64-linux-gnu ;;
+    arm64) triplet=aarch64-linux-gnu ;;
+    *) die "unsupported architecture $arch (amd64, arm64)" ;;
+esac
+export CARGO_TARGET_DIR=${MLKEM_PACKAGE_TARGET_DIR:-$root/target/package-$arch}
+if [ "$arch" = "$host_arch" ]; then
+    cargo=cargo target_args=() release_dir=$CARGO_TARGET_DIR/release strip=strip
+elif [ "$arch" = arm64 ] && [ "$host_arch" = amd64 ]; then
+    source scripts/aarch64-env.sh
+    policy=install
+    in_ci && policy=require
+    aarch64_toolchain package-deb "$policy" || exit 1
+    cargo=$aarch64_cargo target_args=(--target "$aarch64_target")
+    release_dir=$CARGO_TARGET_DIR/$aarch64_target/release strip=aarch64-linux-gnu-strip
+else
+    die "cannot build for $arch on $host_arch"
+fi
+
+# No build path in the objects: the checkout, the target directory and the
+# crates' sources ($CARGO_HOME/registry, git) under fixed names (the last
+# matching prefix wins: the target directory may lie in the checkout).
+# CARGO_ENCODED_RUSTFLAGS (0x1f between flags) keeps paths with spaces whole.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+sep=$'\x1f'
+export CARGO_ENCODED_RUSTFLAGS="--remap-path-prefix=$cargo_home=/cargo${sep}--remap-path-prefix=$root=/mlkem-provider${sep}--remap-path-prefix=$CARGO_TARGET_DIR=/mlkem-provider/target"
+unset RUSTFLAGS
+echo "package-deb: building mlkem-provider $version for $arch ($CARGO_TARGET_DIR)" >&2
+"$cargo" build --release -q "${target_args[@]}" -p mlkem-provider -p mlkem-provider-check >&2
+
+# ---------------------------------------------------------------- files
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-module_dir=$(bash scripts/build-provider.sh | tail -1)
+# As Debian ships objects: without the symbol table, debug info (the release
+# profile has debug = 1) and the compilers' .comment.
+for pair in libmlkem.so:mlkem.so mlkem-provider-check:mlkem-provider-check; do
+    "$strip" --strip-unneeded --remove-section=.comment --remove-section=.note \
+        -o "$stage/${pair#*:}" "$release_dir/${pair%%:*}"
+done
 bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share \
-    --module "$module_dir/mlkem.so" >"$stage/files"
-# As Debian ships shared objects: without the symbol table and debug info.
-modules_path=$(grep '/mlkem\.so$' "$stage/files")
-strip --strip-unneeded "$stage/root$modules_path"
+    --modules-dir "/usr/lib/$triplet/ossl-modules" --confdir /etc/ssl \
+    --module "$stage/mlkem.so" --check-bin "$stage/mlkem-provider-check" >"$stage/files"
+module_path=$(grep '/mlkem\.so$' "$stage/files")
+check_path=$(grep '/mlkem-provider-check$' "$stage/files")
+objects=("$stage/root$module_path" "$stage/root$check_path")
 
-# Dependencies: the oldest glibc with every symbol version mlkem.so uses, and
-# OpenSSL 3 (libssl3 on Debian 12, libssl3t64 on later releases). The module
-# links no libcrypto: it takes OpenSSL's functions from the one loading it.
-glibc=$(objdump -T "$stage/root$modules_path" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
-size=$(du -sk "$stage/root" | cut -f1)
+# The Debian changelog (a native package's is changelog.gz): one entry for
+# this build, dated SOURCE_DATE_EPOCH.
+doc_dir=/usr/share/doc/mlkem-provider
+if [ -n "$commit" ]; then
+    entry="Built from git commit $commit."
+else
+    entry="Built from the sources of version $base_version (no git history)."
+fi
+{
+    echo "mlkem-provider ($version) unstable; urgency=medium"
+    echo
+    echo "  * $entry"
+    echo
+    echo " -- $maintainer  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n >"$stage/root$doc_dir/changelog.gz"
+echo "$doc_dir/changelog.gz" >>"$stage/files"
+
+# ---------------------------------------------------------------- control
+# Dependencies, from the objects themselves (readelf reads any
+# architecture's): the oldest glibc with every symbol version they use,
+# libgcc's unwinder, and OpenSSL 3 (libssl3 on Debian 12, libssl3t64 on later
+# releases; the module takes OpenSSL's functions from the program loading it,
+# the check links libssl and libcrypto). A library not mapped here fails the
+# build instead of going undeclared.
+needed=$(for object in "${objects[@]}"; do readelf -d -W "$object"; done |
+    sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u)
+symbol_versions() { # symbol_versions PREFIX: the highest PREFIX_x.y... needed
+    for object in "${objects[@]}"; do readelf -V -W "$object"; done |
+        grep -o "Name: ${1}_[0-9.]*" | sed "s/^Name: ${1}_//" | sort -uV | tail -1
+}
+depends=()
+for lib in $needed; do
+    case $lib in
+        libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux*.so.*) ;;
+        libgcc_s.so.1) depends+=("libgcc-s1 (>= $(symbol_versions GCC | cut -d. -f1-2))") ;;
+        libssl.so.3 | libcrypto.so.3) ;; # below
+        *) die "no package known for $lib, which ${objects[*]##*/} need" ;;
+    esac
+done
+glibc=$(symbol_versions GLIBC)
+[ -n "$glibc" ] || die "no GLIBC_ symbol version in the objects"
+depends=("libc6 (>= $glibc)" "${depends[@]}")
+# The module needs OpenSSL 3 even where nothing links it.
+depends+=("libssl3 (>= 3.0.0) | libssl3t64 (>= 3.0.0)")
+
+# Every file dated SOURCE_DATE_EPOCH (dpkg-deb would clamp later ones too).
+find "$stage/root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+# Installed-Size as dpkg-gencontrol counts it: KiB per file, one per
+# directory; not du, whose answer depends on the file system.
+size=$(find "$stage/root" -mindepth 1 \( -type f -printf '%s\n' \) -o -printf 'other\n' |
+    awk '{ t += ($1 == "other") ? 1 : int(($1 + 1023) / 1024) } END { print t }')
 mkdir -p "$stage/root/DEBIAN"
 grep '^/etc/' "$stage/files" >"$stage/root/DEBIAN/conffiles"
+(cd "$stage/root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | sort |
+    xargs -d '\n' md5sum) >"$stage/root/DEBIAN/md5sums"
+depends_field=$(printf '%s, ' "${depends[@]}")
 cat >"$stage/root/DEBIAN/control" <<EOF
 Package: mlkem-provider
 Version: $version
 Architecture: $arch
-Maintainer: mlkem-provider developers <mlkem-provider@localhost>
+Maintainer: $maintainer
 Installed-Size: $size
-Depends: libc6 (>= $glibc), libssl3 (>= 3.0.0) | libssl3t64 (>= 3.0.0)
+Depends: ${depends_field%, }
 Section: libs
 Priority: optional
 Description: ML-KEM (FIPS 203) provider for OpenSSL 3
@@ -62,10 +197,16 @@ Description: ML-KEM (FIPS 203) provider for OpenSSL 3
  SecP384r1MLKEM1024 and MLKEM512/768/1024, on the system's OpenSSL 3.0 and
  later. Enable it with one .include line in /etc/ssl/openssl.cnf, or per
  service with OPENSSL_CONF (see /usr/share/doc/mlkem-provider/README.md).
+ .
+ mlkem-provider-check says whether post-quantum TLS is really in effect on
+ this machine, or on a server.
 EOF
+find "$stage/root/DEBIAN" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 
 mkdir -p "$out"
 deb=$out/mlkem-provider_${version}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$stage/root" "$deb" >&2
-echo "package-deb: $(dpkg-deb --info "$deb" | sed -n 's/^ Package: //p') $version ($arch): $(wc -l <"$stage/files") files" >&2
+# One xz thread: the multi-threaded encoder's output differs from the
+# single-threaded one, and dpkg-deb picks by the number of CPUs.
+dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$stage/root" "$deb" >&2
+echo "package-deb: $(dpkg-deb --field "$deb" Package) $version ($arch): $(wc -l <"$stage/files") files, sha256 $(sha256sum "$deb" | cut -c1-16)" >&2
 (cd "$(dirname "$deb")" && echo "$(pwd)/$(basename "$deb")")
