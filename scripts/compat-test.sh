@@ -312,6 +312,7 @@ fi
 dpkg -i "$deb" >&2
 installed_pkg=1
 log "installed $(dpkg-query -W -f='${Package} ${Version}' mlkem-provider)"
+modules_dir=$(openssl version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
 
 # Certificates (P-256, self-signed, for localhost and 127.0.0.1), made before
 # the system file changes.
@@ -722,7 +723,23 @@ server_mariadb() {
     record "$sw" server "mariadb $(mariadb --version | sed -n 's/.*Distrib \([^-,]*\).*/\1/p') (system config)" X25519MLKEM768 no
     classical_clients mariadb "$sw" no_seen - -- -connect "127.0.0.1:$watch_port" -starttls mysql
     stop_service mariadb
+    # The mariadb client against a classical server: the same MariaDB
+    # started without the provider (OPENSSL_CONF=/dev/null).
+    start_service mariadb env OPENSSL_CONF=/dev/null mariadbd --no-defaults --datadir="$d/data" \
+        --socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" --port="$port" --bind-address=127.0.0.1 \
+        --user=mysql --skip-grant-tables --skip-name-resolve --log-error="$d/error.log" \
+        --ssl-cert="$work/cert.pem" --ssl-key="$d/key.pem" --tls-version=TLSv1.3
+    wait_port "$port" mariadb 60 || { record_down "$sw (OPENSSL_CONF=/dev/null)"; return; }
+    probe mariadb mariadb --no-defaults -h 127.0.0.1 -P "$watch_port" -u root --ssl \
+        --ssl-ca="$work/cert.pem" -e "show session status like 'Ssl_version'"
+    record "mariadb $(mariadb --version | sed -n 's/.*Distrib \([^-,]*\).*/\1/p') (system config)" client \
+        "$sw, OPENSSL_CONF=/dev/null (classical)" X25519 yes
+    stop_service mariadb
     stop_service watch-mariadb
+    if grep -E '\[ERROR\]' "$d/error.log" >&2; then
+        log "FAIL: MariaDB's error log has the errors above"
+        failures=$((failures + 1))
+    fi
 }
 
 # ------------------------------------------------------------------ clients
@@ -754,6 +771,23 @@ conn.getresponse().read()
     probe "$name" openssl s_client -connect "127.0.0.1:$watch_port" -servername localhost \
         -CAfile "$work/cert.pem" -verify_return_error
     record "$sys_openssl s_client" client "$label" "$want" "$hrr" "client?=$(client_group "$work/last.out")"
+    # Node.js where installed (not from this script): its own OpenSSL reads
+    # the system file only with --openssl-shared-config, and finds mlkem.so
+    # through OPENSSL_MODULES when its modules directory is not the system's.
+    if command -v node >/dev/null 2>&1; then
+        probe "$name" env OPENSSL_CONF="$system_cnf" OPENSSL_MODULES="$modules_dir" \
+            node --openssl-shared-config -e '
+const tls = require("tls"), fs = require("fs");
+const s = tls.connect({host: "127.0.0.1", port: +process.argv[1], servername: "localhost",
+                       ca: fs.readFileSync(process.argv[2])}, () => {
+  console.log(s.getProtocol(), s.getCipher().name, JSON.stringify(s.getEphemeralKeyInfo()));
+  s.end();
+});
+s.on("error", e => { console.error(e.message); process.exit(1); });
+' "$watch_port" "$work/cert.pem"
+        record "Node.js $(node --version | tr -d v) (OpenSSL $(node -p process.versions.openssl))" client \
+            "$label" "$want" "$hrr"
+    fi
 }
 clients() {
     local port
