@@ -429,6 +429,15 @@ CONF
     watch nginx "$port"
     http=1
     pq_clients nginx "$sw" http_seen -connect "127.0.0.1:$watch_port" -servername localhost
+    # libssl 3.0 as a server takes a key share the client sent over asking
+    # for its own first choice: a client that lists X25519MLKEM768 but sends
+    # an X25519 share gets X25519, whatever ssl_ecdh_curve's order.
+    probe_in=$work/http-get
+    probe nginx "$openssl35" s_client -connect "127.0.0.1:$watch_port" -servername localhost \
+        -CAfile "$work/cert.pem" -verify_return_error -groups X25519:X25519MLKEM768 -ign_eof
+    row_note="libssl 3.0 server: the client's key share wins over the server's order"
+    record "$sw" server "$o35 s_client -groups X25519:X25519MLKEM768" X25519 no \
+        "client=$(client_group "$work/last.out")" "$(http_seen)"
     probe nginx curl -sS --cacert "$work/cert.pem" "https://localhost:$watch_port/" \
         --resolve "localhost:$watch_port:127.0.0.1"
     record "$sw" server "$curl_v (system config)" X25519MLKEM768 no "server=$(http_seen | cut -d= -f2)"
