@@ -118,15 +118,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ------------------------------------------------------------------ helpers
-# A free 127.0.0.1 port in 20000-32767 (below the ephemeral range).
+# A free 127.0.0.1 port in 20000-32767 (below the ephemeral range), never
+# one handed out before: sets the variable named.
 declare -A used_port=()
-free_port() {
+free_port() { # VAR
     local p
     for p in $(shuf -i 20000-32767 -n 200); do
         [ -n "${used_port[$p]:-}" ] && continue
         if /usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' "$p" 2>/dev/null; then
             used_port[$p]=1
-            echo "$p"
+            printf -v "$1" '%s' "$p"
             return 0
         fi
     done
@@ -155,8 +156,9 @@ wait_port() { # PORT NAME [SECONDS]
 }
 
 # tlswatch in front of TARGET: sets watch_port, logs to $work/NAME.wire.
+watch_port=""
 watch() { # NAME TARGET_PORT
-    watch_port=$(free_port)
+    free_port watch_port
     : >"$work/$1.wire"
     start_service "watch-$1" /usr/bin/python3 scripts/compat/tlswatch.py "$watch_port" "$2" "$work/$1.wire"
     wait_port "$watch_port" "watch-$1" 10
@@ -398,7 +400,7 @@ server_nginx() {
     local d=$work/nginx port sw
     sw="nginx $(nginx -v 2>&1 | sed 's/.*nginx\///')"
     mkdir -p "$d/logs"
-    port=$(free_port)
+    free_port port
     cat >"$d/nginx.conf" <<CONF
 daemon off;
 pid $d/nginx.pid;
@@ -463,7 +465,7 @@ server_apache() {
     local d=$work/apache port sw
     sw="Apache $(apache2 -v | sed -n 's/^Server version: Apache\/\([^ ]*\).*/\1/p') mod_ssl"
     mkdir -p "$d/htdocs"
-    port=$(free_port)
+    free_port port
     echo ok >"$d/htdocs/index.html"
     # mod_ssl has no variable for the group (SSL_CURVE is not one of its
     # variables in 2.4): the wire says which.
@@ -521,7 +523,7 @@ server_haproxy() {
     local d=$work/haproxy port sw
     sw="HAProxy $(haproxy -v | sed -n 's/^HAProxy version \([^ ]*\).*/\1/p')"
     mkdir -p "$d"
-    port=$(free_port)
+    free_port port
     # HAProxy 2.6 has no sample fetch for the group (ssl_fc_curve is newer):
     # the wire says which.
     cat >"$d/haproxy.cfg" <<CONF
@@ -588,7 +590,7 @@ server_postfix() {
     chown postfix:postdrop "$d/queue/public"
     chmod 700 "$d/queue/private"
     chmod 710 "$d/queue/public"
-    port=$(free_port)
+    free_port port
     : >"$d/maillog"
     echo 0 >"$d/seen"
     # tls_eecdh_auto_curves: Postfix 3.7 looks each name up as a NID
@@ -658,7 +660,7 @@ server_postgres() {
     mkdir -p "$d"
     install -o postgres -m 600 "$work/key.pem" "$d/key.pem"
     chown postgres "$d"
-    port=$(free_port)
+    free_port port
     timeout 120 setpriv --reuid=postgres --regid=postgres --init-groups \
         "$pg_bin/initdb" -D "$d/data" -A trust -U postgres >"$work/initdb.out" 2>&1 ||
         { cat "$work/initdb.out" >&2; record_down "$sw"; return; }
@@ -714,7 +716,7 @@ server_mariadb() {
     mkdir -p "$d"
     chown mysql "$d"
     install -o mysql -m 600 "$work/key.pem" "$d/key.pem"
-    port=$(free_port)
+    free_port port
     timeout 120 mariadb-install-db --no-defaults --datadir="$d/data" --user=mysql \
         --auth-root-authentication-method=normal --skip-test-db >"$work/mariadb-install.out" 2>&1 ||
         { cat "$work/mariadb-install.out" >&2; record_down "$sw"; return; }
@@ -800,7 +802,7 @@ s.on("error", e => { console.error(e.message); process.exit(1); });
 }
 clients() {
     local port
-    port=$(free_port)
+    free_port port
     start_service s_server-pq "$openssl35" s_server -accept "127.0.0.1:$port" -cert "$work/cert.pem" \
         -key "$work/key.pem" -groups X25519MLKEM768:X25519 -www -naccept 100
     wait_port "$port" s_server-pq || { record_down "$o35 s_server"; return; }
@@ -808,7 +810,7 @@ clients() {
     client_rows s_server-pq "$o35 s_server -groups X25519MLKEM768:X25519" X25519MLKEM768 no
     stop_service s_server-pq
     stop_service watch-s_server-pq
-    port=$(free_port)
+    free_port port
     start_service s_server-classic "$openssl35" s_server -accept "127.0.0.1:$port" -cert "$work/cert.pem" \
         -key "$work/key.pem" -groups X25519 -www -naccept 100
     wait_port "$port" s_server-classic || { record_down "$o35 s_server"; return; }
