@@ -1,4 +1,128 @@
-//! `mlkem-provider-check`: whether post-quantum TLS is in effect.
-fn main() {
-    println!("mlkem-provider-check: work in progress");
+//! `mlkem-provider-check`: says, loudly and exactly, whether post-quantum
+//! TLS is in effect — on this machine's OpenSSL (local mode) or on a
+//! server (remote mode).
+//!
+//! It links the system's libssl and reads the configuration in effect
+//! (`OPENSSL_CONF` or OpenSSL's default file), as the administrator's
+//! programs do. Exit status: 0 post-quantum TLS is in effect, 1 it is not
+//! (or a step failed), 2 the check could not run.
+
+mod conf;
+mod diagnosis;
+mod elf;
+mod groups;
+mod handshake;
+mod local;
+mod ossl;
+mod remote;
+mod report;
+mod starttls;
+mod tls_wire;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::starttls::Protocol;
+
+/// Says whether post-quantum TLS (ML-KEM) is really in effect.
+///
+/// Without HOST: checks the OpenSSL and configuration in effect on this
+/// machine (OPENSSL_CONF or OpenSSL's default file), step by step, and
+/// runs one in-memory TLS 1.3 handshake per post-quantum group through the
+/// system's libssl.
+///
+/// With HOST[:PORT]: connects to the server, offering each post-quantum
+/// group and then this machine's default list, and reports the group
+/// negotiated, whether the server asked for a HelloRetryRequest, and the
+/// time of each attempt.
+///
+/// Exit status: 0 post-quantum TLS is in effect (locally: a default client
+/// leads with a post-quantum group and every handshake negotiates its
+/// group; remotely: the server negotiates one), 1 it is not, 2 the check
+/// could not run (bad arguments, unknown host, closed port, not TLS 1.3).
+#[derive(Parser, Debug)]
+#[command(name = "mlkem-provider-check", version, verbatim_doc_comment)]
+struct Args {
+    /// A server to check instead of this machine: HOST, HOST:PORT or
+    /// [IPv6]:PORT (default port 443, or the STARTTLS protocol's).
+    target: Option<String>,
+    /// Upgrade to TLS in band first, as `openssl s_client -starttls` does.
+    #[arg(long, value_enum, requires = "target")]
+    starttls: Option<Protocol>,
+    /// Seconds to wait for each connection step (remote mode).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=120))]
+    timeout: u64,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match &args.target {
+        None => local_mode(args.json),
+        Some(target) => remote_mode(target, &args),
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("mlkem-provider-check: cannot write JSON: {e}"),
+    }
+}
+
+fn local_mode(json: bool) -> ExitCode {
+    let report = local::run();
+    if json {
+        print_json(&report);
+    } else {
+        println!("mlkem-provider-check: the OpenSSL and configuration in effect on this machine");
+        print!("{}", report::render(&report.steps));
+        println!("{}", report.conclusion);
+    }
+    if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn remote_mode(target: &str, args: &Args) -> ExitCode {
+    let timeout = Duration::from_secs(args.timeout);
+    let result = remote::Target::parse(target, args.starttls)
+        .and_then(|target| remote::run(target, args.starttls, timeout));
+    match result {
+        Ok(report) => {
+            if args.json {
+                print_json(&report);
+            } else {
+                println!(
+                    "mlkem-provider-check: {}:{}{} ({})",
+                    report.target.host,
+                    report.target.port,
+                    args.starttls
+                        .map_or(String::new(), |p| format!(" with STARTTLS ({p:?})")
+                            .to_lowercase()),
+                    report.provider
+                );
+                print!("{}", remote::render(&report));
+                println!("{}", report.conclusion);
+            }
+            if report.post_quantum {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(why) => {
+            if args.json {
+                print_json(&serde_json::json!({ "mode": "remote", "error": why }));
+            }
+            eprintln!("mlkem-provider-check: {why}");
+            ExitCode::from(2)
+        }
+    }
 }
