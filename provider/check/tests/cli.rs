@@ -1,0 +1,455 @@
+//! mlkem-provider-check as an administrator runs it: the real binary, the
+//! system's libssl, configuration files written as the package's snippets
+//! are, the mlkem.so this workspace built, and real `openssl s_server`s.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CHECK: &str = env!("CARGO_BIN_EXE_mlkem-provider-check");
+
+/// A scratch directory with mlkem.so (this workspace's release build),
+/// the package's two snippets pointing at it, and configuration files.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("mlkem-check-cli-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // target/release/deps/cli-* -> target/release/libmlkem.so
+        let exe = std::env::current_exe().unwrap();
+        let built = exe
+            .parent()
+            .and_then(Path::parent)
+            .unwrap()
+            .join("libmlkem.so");
+        assert!(
+            built.exists(),
+            "{} missing: run `cargo build --release -p mlkem-provider` first",
+            built.display()
+        );
+        std::fs::copy(&built, dir.join("mlkem.so")).unwrap();
+        let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/package");
+        let provider = std::fs::read_to_string(package.join("mlkem-provider.cnf")).unwrap();
+        let module = format!("[mlkem_sect]\nmodule = {}/mlkem.so", dir.display());
+        std::fs::write(
+            dir.join("mlkem-provider.cnf"),
+            provider.replace("[mlkem_sect]", &module),
+        )
+        .unwrap();
+        std::fs::copy(
+            package.join("mlkem-tls-groups.cnf"),
+            dir.join("mlkem-tls-groups.cnf"),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Writes `name` and returns its path.
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The two `.include` lines of the deployment guide, for this directory.
+    fn includes(&self) -> String {
+        format!(
+            ".include {}\n.include {}\n",
+            self.path("mlkem-provider.cnf").display(),
+            self.path("mlkem-tls-groups.cnf").display()
+        )
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Debian's openssl.cnf, cut to what matters: an empty [openssl_init].
+const SYSTEM: &str = "HOME = .\nopenssl_conf = openssl_init\nconfig_diagnostics = 1\n\
+                      [openssl_init]\n# providers = provider_sect\n[ req ]\ndistinguished_name = dn\n[ dn ]\n";
+
+fn check(conf: &Path, args: &[&str]) -> Output {
+    check_with_modules(conf, None, args)
+}
+
+/// The check with OPENSSL_MODULES set (where OpenSSL looks for a module
+/// the configuration does not name a path for) or unset.
+fn check_with_modules(conf: &Path, modules: Option<&Path>, args: &[&str]) -> Output {
+    let mut command = Command::new(CHECK);
+    command.args(args).env("OPENSSL_CONF", conf);
+    match modules {
+        Some(dir) => command.env("OPENSSL_MODULES", dir),
+        None => command.env_remove("OPENSSL_MODULES"),
+    };
+    command.output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn assert_exit(out: &Output, code: i32, wanted: &[&str]) {
+    let all = text(out);
+    assert_eq!(out.status.code(), Some(code), "{all}");
+    for w in wanted {
+        assert!(all.contains(w), "no '{w}' in:\n{all}");
+    }
+}
+
+#[test]
+fn local_mode_passes_with_the_system_wide_lines() {
+    let s = Scratch::new("enabled");
+    let conf = s.write("openssl.cnf", &format!("{SYSTEM}{}", s.includes()));
+    let out = check(&conf, &[]);
+    let mut wanted = vec![
+        "ok    module:",
+        "loads: mlkem-provider",
+        "default client: offers X25519MLKEM768 (key share)",
+        "negotiate X25519MLKEM768 (no HelloRetryRequest",
+        "post-quantum TLS is in effect",
+    ];
+    let per_group: Vec<String> = [
+        "X25519MLKEM768",
+        "SecP256r1MLKEM768",
+        "SecP384r1MLKEM1024",
+        "MLKEM512",
+        "MLKEM768",
+        "MLKEM1024",
+    ]
+    .iter()
+    .map(|g| format!("ok    handshake {g}: negotiated {g}"))
+    .collect();
+    wanted.extend(per_group.iter().map(String::as_str));
+    assert_exit(&out, 0, &wanted);
+    assert!(!text(&out).contains("FAIL"), "{}", text(&out));
+
+    let json = check(&conf, &["--json"]);
+    assert_eq!(json.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["mode"], "local");
+    assert_eq!(report["ok"], true);
+    assert!(report["steps"].as_array().unwrap().len() >= 12);
+}
+
+#[test]
+fn local_mode_names_each_common_mistake() {
+    let s = Scratch::new("mistakes");
+    // The lines never added: OpenSSL runs without the provider.
+    let plain = s.write("plain.cnf", SYSTEM);
+    assert_exit(
+        &check(&plain, &[]),
+        1,
+        &[
+            "[openssl_init] is empty or missing",
+            "mlkem is not active",
+            "NOT in effect",
+        ],
+    );
+
+    // The module removed (the snippet still names it).
+    let gone = Scratch::new("gone");
+    let conf = gone.write("openssl.cnf", &format!("{SYSTEM}{}", gone.includes()));
+    std::fs::remove_file(gone.path("mlkem.so")).unwrap();
+    assert_exit(
+        &check(&conf, &[]),
+        1,
+        &[
+            "no mlkem.so at",
+            "without mlkem",
+            "default client: offers X25519 (key share)",
+        ],
+    );
+
+    // A providers section without default.
+    let provider = std::fs::read_to_string(s.path("mlkem-provider.cnf")).unwrap();
+    s.write(
+        "no-default.cnf",
+        &provider.replace("default = mlkem_default_sect\n", ""),
+    );
+    let conf = s.write(
+        "without-default.cnf",
+        &format!("{SYSTEM}.include {}\n", s.path("no-default.cnf").display()),
+    );
+    assert_exit(
+        &check(&conf, &[]),
+        1,
+        &[
+            "does not activate `default`",
+            "mlkem is active but default is not",
+        ],
+    );
+
+    // The lines at the top: the system file's own lines join our sections.
+    let conf = s.write("early.cnf", &format!("{}{SYSTEM}", s.includes()));
+    assert_exit(
+        &check(&conf, &[]),
+        1,
+        &[
+            "is not at the end of its file",
+            "never names an initialisation section",
+        ],
+    );
+
+    // Our providers line undone by a later one of the admin's.
+    let conf = s.write(
+        "twice.cnf",
+        &format!(
+            "{SYSTEM}{}[openssl_init]\nproviders = mine\n[mine]\ndefault = d\n[d]\nactivate = 1\n",
+            s.includes()
+        ),
+    );
+    assert_exit(
+        &check(&conf, &[]),
+        1,
+        &["sets `providers` twice", "does not name mlkem"],
+    );
+
+    // A file that is not a configuration, and one that is not there.
+    let conf = s.write(
+        "garbage.cnf",
+        "\u{0}\u{1} this is not a configuration\n[[\n",
+    );
+    assert_exit(&check(&conf, &[]), 1, &["missing equal sign"]);
+    assert_exit(&check(&s.path("absent.cnf"), &[]), 1, &["does not exist"]);
+}
+
+/// A port below Linux's ephemeral range that is free now.
+fn free_port() -> u16 {
+    let start = 20000 + (std::process::id() % 5000) as u16;
+    (start..start + 2000)
+        .find(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok())
+        .expect("a free port")
+}
+
+/// An `openssl s_server` on 127.0.0.1, killed on drop.
+struct Server(Child);
+
+impl Server {
+    fn start(openssl: &Path, conf: &Path, s: &Scratch, port: u16, groups: &str) -> Self {
+        let cert = s.path("cert.pem");
+        if !cert.exists() {
+            let made = Command::new("openssl")
+                .args([
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                ])
+                .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
+                .arg(s.path("key.pem"))
+                .arg("-out")
+                .arg(&cert)
+                .env("OPENSSL_CONF", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(made.status.success(), "{}", text(&made));
+        }
+        let mut child = Command::new(openssl)
+            .args([
+                "s_server",
+                "-accept",
+                &format!("127.0.0.1:{port}"),
+                "-groups",
+                groups,
+            ])
+            .arg("-cert")
+            .arg(&cert)
+            .arg("-key")
+            .arg(s.path("key.pem"))
+            .env("OPENSSL_CONF", conf)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // s_server prints ACCEPT once it listens (after a line or two of notes).
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let listening = lines
+            .by_ref()
+            .take(5)
+            .any(|l| l.is_ok_and(|l| l.starts_with("ACCEPT")));
+        assert!(listening, "s_server -groups {groups} did not start");
+        std::thread::spawn(move || lines.for_each(drop)); // keep its pipe drained
+        Self(child)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// OpenSSL 3.5 from scripts/build-openssl.sh's cache, if built.
+fn openssl_35() -> Option<PathBuf> {
+    let root = std::env::var_os("MLKEM_OPENSSL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/mlkem-provider/openssl")
+        });
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin/openssl")))
+        .filter(|p| p.to_string_lossy().contains("/openssl-3.5.") && p.exists())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+#[test]
+fn remote_mode_tells_post_quantum_from_classical_servers() {
+    let s = Scratch::new("remote");
+    let enabled = s.write("openssl.cnf", &format!("{SYSTEM}{}", s.includes()));
+    let plain = s.write("plain.cnf", SYSTEM);
+    // Servers: OpenSSL 3.5's own ML-KEM when built (CI builds it), and the
+    // system's OpenSSL with our provider.
+    let mut servers = vec![(PathBuf::from("openssl"), enabled.clone())];
+    match openssl_35() {
+        Some(o) => servers.push((o, plain.clone())),
+        None => {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true" && v != "1"),
+                "OpenSSL 3.5 is not built"
+            );
+            eprintln!("skipping OpenSSL 3.5: not built (scripts/build-openssl.sh 3.5)");
+        }
+    }
+    for (openssl, server_conf) in &servers {
+        let port = free_port();
+        let _pq = Server::start(openssl, server_conf, &s, port, "X25519MLKEM768");
+        // The check loads the provider itself when the configuration does not.
+        let target = format!("127.0.0.1:{port}");
+        for conf in [&plain, &enabled] {
+            let out = check_with_modules(conf, Some(&s.dir), &[&target]);
+            assert_exit(
+                &out,
+                0,
+                &[
+                    "X25519MLKEM768       X25519MLKEM768",
+                    "127.0.0.1 negotiates X25519MLKEM768",
+                ],
+            );
+        }
+        let json = check(&enabled, &["--json", &target]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(report["post_quantum"], true);
+        assert_eq!(report["attempts"][0]["negotiated"], "X25519MLKEM768");
+        assert_eq!(report["attempts"][0]["codepoint"], 0x11ec);
+        assert_eq!(
+            report["attempts"][6]["negotiated"], "X25519MLKEM768",
+            "the default list leads with it"
+        );
+
+        let port = free_port();
+        let _classical = Server::start(openssl, server_conf, &s, port, "X25519:P-256");
+        let target = format!("127.0.0.1:{port}");
+        let out = check(&enabled, &[&target]);
+        // A 3.0 client leads with X25519MLKEM768: the server asks again.
+        assert_exit(&out, 1, &["stays classical (X25519)", "yes, for X25519"]);
+    }
+}
+
+#[test]
+fn remote_mode_fails_clearly_and_in_bounded_time() {
+    let s = Scratch::new("unreachable");
+    let conf = s.write("openssl.cnf", &format!("{SYSTEM}{}", s.includes()));
+    let closed = free_port();
+    let started = Instant::now();
+    assert_exit(
+        &check(&conf, &[&format!("127.0.0.1:{closed}")]),
+        2,
+        &["cannot connect", "refused"],
+    );
+    assert_exit(
+        &check(&conf, &["host.invalid"]),
+        2,
+        &["cannot resolve host.invalid"],
+    );
+    assert_exit(
+        &check(&conf, &["127.0.0.1:notaport"]),
+        2,
+        &["not a port number"],
+    );
+    assert_exit(
+        &check(&conf, &["--starttls", "gopher", "127.0.0.1"]),
+        2,
+        &["invalid value 'gopher'"],
+    );
+
+    // A server that answers, but not in TLS; and one that never answers.
+    let http = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (http_port, silent_port) = (
+        http.local_addr().unwrap().port(),
+        silent.local_addr().unwrap().port(),
+    );
+    std::thread::spawn(move || {
+        for stream in http.incoming().take(1) {
+            let _ = stream
+                .unwrap()
+                .write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let held = std::thread::spawn(move || {
+        silent.accept().map(|(stream, _)| {
+            std::thread::sleep(Duration::from_secs(3));
+            drop(stream)
+        })
+    });
+    assert_exit(
+        &check(&conf, &[&format!("127.0.0.1:{http_port}")]),
+        2,
+        &["does not speak TLS"],
+    );
+    assert_exit(
+        &check(
+            &conf,
+            &["--timeout", "1", &format!("127.0.0.1:{silent_port}")],
+        ),
+        2,
+        &["did not answer the TLS ClientHello in time"],
+    );
+    let _ = held.join();
+    // SMTP STARTTLS against a server that is no SMTP server.
+    let fake = TcpListener::bind("127.0.0.1:0").unwrap();
+    let fake_port = fake.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in fake.incoming().take(1) {
+            let _ = stream.unwrap().write_all(b"SSH-2.0-OpenSSH_9.2\r\n");
+        }
+    });
+    assert_exit(
+        &check(
+            &conf,
+            &["--starttls", "smtp", &format!("127.0.0.1:{fake_port}")],
+        ),
+        2,
+        &["expected an SMTP greeting"],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
