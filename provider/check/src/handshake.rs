@@ -26,6 +26,8 @@ pub struct Outcome {
     pub answer: ServerAnswer,
     /// Why the handshake failed, if it did.
     pub error: Option<String>,
+    /// How many bytes the client received.
+    pub received: usize,
     /// From the first byte sent to the handshake's end.
     pub elapsed: Duration,
 }
@@ -202,6 +204,7 @@ pub fn in_memory(client: Ssl, server: Ssl) -> Outcome {
     Outcome {
         client_hello: tls_wire::client_hello(sent(&c)),
         answer: tls_wire::server_answer(sent(&s)),
+        received: sent(&s).len(),
         error,
         elapsed: start.elapsed(),
     }
@@ -236,6 +239,7 @@ pub fn over_stream<S: Read + Write>(client: Ssl, stream: S, started: Instant) ->
     Outcome {
         client_hello: tls_wire::client_hello(&tapped.0),
         answer: tls_wire::server_answer(&tapped.1),
+        received: tapped.1.len(),
         error,
         elapsed: started.elapsed(),
     }

@@ -364,6 +364,7 @@ fn handshake(client: &SslContext, server: &SslContext) -> Outcome {
         (Err(e), _) | (_, Err(e)) => Outcome {
             client_hello: None,
             answer: Default::default(),
+            received: 0,
             error: Some(ossl::describe(&e)),
             elapsed: Default::default(),
         },

@@ -186,6 +186,10 @@ fn not_tls13(target: &Target, outcome: &Outcome) -> Option<String> {
                 "{} accepted the connection but did not answer the TLS ClientHello in time",
                 target.shown()
             ),
+            _ if outcome.received == 0 => format!(
+                "{} closed the connection without answering the TLS ClientHello",
+                target.shown()
+            ),
             _ => format!("{} does not speak TLS", target.shown()),
         });
     }

@@ -431,6 +431,15 @@ fn remote_mode_fails_clearly_and_in_bounded_time() {
         &["did not answer the TLS ClientHello in time"],
     );
     let _ = held.join();
+    // A server that hangs up at once.
+    let closing = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closing_port = closing.local_addr().unwrap().port();
+    std::thread::spawn(move || closing.incoming().take(1).for_each(drop));
+    assert_exit(
+        &check(&conf, &[&format!("127.0.0.1:{closing_port}")]),
+        2,
+        &["closed the connection without answering"],
+    );
     // SMTP STARTTLS against a server that is no SMTP server.
     let fake = TcpListener::bind("127.0.0.1:0").unwrap();
     let fake_port = fake.local_addr().unwrap().port();
