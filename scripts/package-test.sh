@@ -96,6 +96,9 @@ lint() {
 
 # same_bytes A B WHAT
 same_bytes() {
+    # A commit between the builds changes the version, not the build.
+    [ "${1##*/}" = "${2##*/}" ] ||
+        fail "$3: HEAD moved during the test (${1##*/}, then ${2##*/}); run it again"
     cmp "$1" "$2" || fail "$3: the two builds differ ($1, $2)"
     ok "$3: two builds are byte-identical ($(sha256sum <"$1" | cut -c1-16))"
 }
@@ -134,6 +137,8 @@ done
 # Installed-Size.
 names() { dpkg-deb --fsys-tarfile "$1" | tar -t | sed 's/x86_64-linux-gnu/TRIPLET/; s/aarch64-linux-gnu/TRIPLET/' | sort; }
 control() { dpkg-deb --info "$1" control | grep -v -e '^Architecture:' -e '^Installed-Size:'; }
+[ "$(dpkg-deb --field "$deb_amd64" Version)" = "$(dpkg-deb --field "$deb_arm64" Version)" ] ||
+    fail "HEAD moved during the test (the amd64 and arm64 versions differ); run it again"
 diff <(names "$deb_amd64") <(names "$deb_arm64") || fail "the amd64 and arm64 packages hold different files"
 diff <(control "$deb_amd64") <(control "$deb_arm64") || fail "the amd64 and arm64 control data differ"
 diff <(dpkg-deb --info "$deb_amd64" conffiles) <(dpkg-deb --info "$deb_arm64" conffiles) ||
