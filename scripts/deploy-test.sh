@@ -28,7 +28,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 work=$(mktemp -d)
+module_aside="" server_pid=""
 cleanup() {
+    [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
+    # A module moved aside by the check's test goes back before anything else.
+    [ -z "$module_aside" ] || mv "$module_aside" "$modules_dir/mlkem.so"
     nginx_stop || true
     rm -rf "$work"
 }
@@ -42,14 +46,19 @@ if ((${#need[@]})); then
     log "installing ${need[*]} (its service kept from starting)"
     # policy-rc.d exit 101: the package's service is not started (nor
     # enabled to bind port 80 now); this test starts its own instance.
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod +x /usr/sbin/policy-rc.d
+    # An existing policy-rc.d (a container's) is kept as it is.
+    policy_made=false
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        policy_made=true
+    fi
     apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2 || {
-        rm -f /usr/sbin/policy-rc.d
+        ! $policy_made || rm -f /usr/sbin/policy-rc.d
         fail "apt-get install ${need[*]}"
     }
-    rm -f /usr/sbin/policy-rc.d
+    ! $policy_made || rm -f /usr/sbin/policy-rc.d
 fi
 
 # ---------------------------------------------------------------- install
@@ -89,6 +98,36 @@ OPENSSL_CONF=$work/system.cnf openssl list -providers | grep -q 'name: mlkem' ||
 OPENSSL_CONF=$work/system.cnf openssl genpkey -algorithm ML-KEM-512 -out /dev/null ||
     fail "with the .include lines, genpkey -algorithm ML-KEM-512 fails"
 log "ok: system-wide through .include /etc/ssl/mlkem-provider.cnf"
+
+# ---------------------------------------------------------------- the check
+# mlkem-provider-check, as installed, on the configuration in effect: 0 with
+# the lines in place; 1, naming the problem, without them, with the module
+# gone, and with a providers section that lacks default.
+check=/usr/bin/mlkem-provider-check
+[ -x "$check" ] || fail "the package did not install $check"
+expect_check() { # expect_check STATUS TEXT NAME [CHECK ARGS...]: OPENSSL_CONF set by the caller
+    local want=$1 text=$2 name=$3 status=0
+    shift 3
+    timeout 60 "$check" "$@" >"$work/check-$name.txt" 2>&1 || status=$?
+    [ "$status" = "$want" ] && grep -qF -- "$text" "$work/check-$name.txt" || {
+        cat "$work/check-$name.txt" >&2
+        fail "mlkem-provider-check ($name): exit $status, expected $want and '$text'"
+    }
+    log "ok: mlkem-provider-check ($name): exit $status, '$(grep -m1 -F -- "$text" "$work/check-$name.txt" | sed 's/^ *//')'"
+}
+OPENSSL_CONF=$work/system.cnf expect_check 0 "post-quantum TLS is in effect" enabled
+sed -n '/^post-quantum/p' "$work/check-enabled.txt" >&2
+cp /etc/ssl/openssl.cnf "$work/plain.cnf"
+OPENSSL_CONF=$work/plain.cnf expect_check 1 "mlkem is not active" lines-removed
+sed '/^default = mlkem_default_sect$/d' /etc/ssl/mlkem-provider.cnf >"$work/no-default.cnf"
+cp /etc/ssl/openssl.cnf "$work/no-default-system.cnf"
+echo ".include $work/no-default.cnf" >>"$work/no-default-system.cnf"
+OPENSSL_CONF=$work/no-default-system.cnf expect_check 1 "does not activate \`default\`" no-default
+mv "$modules_dir/mlkem.so" "$work/mlkem.so.aside"
+module_aside=$work/mlkem.so.aside
+OPENSSL_CONF=$work/system.cnf expect_check 1 "no mlkem.so at $modules_dir/mlkem.so" module-removed
+mv "$module_aside" "$modules_dir/mlkem.so"
+module_aside=""
 
 # ---------------------------------------------------------------- nginx
 service_conf=/usr/share/mlkem-provider/openssl-service.cnf
@@ -145,6 +184,31 @@ if nginx_log_problems "$work/nginx" >&2; then
 fi
 printf '  %s\n' "${results[@]}" >&2
 log "ok: nginx served every group, error log clean ($(wc -l <"$work/nginx/logs/access.log") requests)"
+
+# ---------------------------------------------------------------- the check, remote
+# Against OpenSSL 3.5's own ML-KEM: a post-quantum server and a classical one.
+if [ -n "$openssl35" ]; then
+    for groups in X25519MLKEM768 X25519; do
+        port=""
+        for candidate in $(shuf -i 20000-30000 -n 50); do
+            (echo >"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null || { port=$candidate; break; }
+        done
+        [ -n "$port" ] || fail "no free port for s_server"
+        "$openssl35" s_server -accept "127.0.0.1:$port" -cert "$work/nginx/cert.pem" \
+            -key "$work/nginx/key.pem" -groups "$groups" -naccept 7 -www \
+            </dev/null >"$work/s_server-$groups.txt" 2>&1 &
+        server_pid=$!
+        for _ in $(seq 100); do grep -qs ACCEPT "$work/s_server-$groups.txt" && break; sleep 0.1; done
+        if [ "$groups" = X25519MLKEM768 ]; then
+            expect_check 0 "127.0.0.1 negotiates X25519MLKEM768" remote-pq "127.0.0.1:$port"
+        else
+            expect_check 1 "127.0.0.1 stays classical (X25519)" remote-classical "127.0.0.1:$port"
+        fi
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+    done
+fi
 
 # ---------------------------------------------------------------- remove
 dpkg -r mlkem-provider >&2

@@ -263,7 +263,7 @@ impl Server {
                 .unwrap();
             assert!(made.status.success(), "{}", text(&made));
         }
-        let mut child = Command::new(openssl)
+        let child = Command::new(openssl)
             .args([
                 "s_server",
                 "-accept",
@@ -281,15 +281,17 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // Owned before anything can fail, so a failed start kills it too.
+        let mut server = Self(child);
         // s_server prints ACCEPT once it listens (after a line or two of notes).
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
         let listening = lines
             .by_ref()
             .take(5)
             .any(|l| l.is_ok_and(|l| l.starts_with("ACCEPT")));
         assert!(listening, "s_server -groups {groups} did not start");
         std::thread::spawn(move || lines.for_each(drop)); // keep its pipe drained
-        Self(child)
+        server
     }
 }
 
