@@ -362,6 +362,17 @@ pq_clients() { # NAME SOFTWARE SERVER_SEEN_FN S_CLIENT_ARGS...
             "client=$(client_group "$work/last.out")" "${seen[@]}"
     done
 }
+# The package's own check in remote mode, as one more post-quantum client:
+# its first connection offers X25519MLKEM768 alone (the wire row), and its
+# conclusion must name the same group.
+check_client() { # NAME SOFTWARE [CHECK ARGS...]
+    local name=$1 software=$2
+    shift 2
+    command -v mlkem-provider-check >/dev/null 2>&1 || return 0
+    probe "$name" mlkem-provider-check "$@"
+    record "$software" server "mlkem-provider-check $*" X25519MLKEM768 no \
+        "client=$(sed -n 's/^127\.0\.0\.1 negotiates \([^ ]*\).*/\1/p' "$work/last.out")"
+}
 classical_clients() { # NAME SOFTWARE SERVER_SEEN_FN GNUTLS_ARGS(- to skip) -- S_CLIENT_ARGS...
     local name=$1 software=$2 seen_fn=$3 gargs=() g seen
     shift 3
@@ -431,6 +442,7 @@ CONF
     watch nginx "$port"
     http=1
     pq_clients nginx "$sw" http_seen -connect "127.0.0.1:$watch_port" -servername localhost
+    check_client nginx "$sw" "127.0.0.1:$watch_port"
     # libssl 3.0 as a server takes a key share the client sent over asking
     # for its own first choice: a client that lists X25519MLKEM768 but sends
     # an X25519 share gets X25519, whatever ssl_ecdh_curve's order.
@@ -636,6 +648,7 @@ CONF
     wait_port "$port" postfix || { record_down "$sw"; return; }
     watch postfix "$port"
     pq_clients postfix "$sw" postfix_seen -connect "127.0.0.1:$watch_port" -starttls smtp
+    check_client postfix "$sw" --starttls smtp "127.0.0.1:$watch_port"
     probe postfix openssl s_client -connect "127.0.0.1:$watch_port" -starttls smtp \
         -CAfile "$work/cert.pem" -verify_return_error
     mapfile -t seen < <(postfix_seen)
@@ -729,6 +742,7 @@ server_mariadb() {
     wait_port "$port" mariadb 60 || { cat "$d/error.log" >&2 || true; record_down "$sw"; return; }
     watch mariadb "$port"
     pq_clients mariadb "$sw" no_seen -connect "127.0.0.1:$watch_port" -starttls mysql
+    check_client mariadb "$sw" --starttls mysql "127.0.0.1:$watch_port"
     probe mariadb mariadb --no-defaults -h 127.0.0.1 -P "$watch_port" -u root --ssl \
         --ssl-ca="$work/cert.pem" -e "show session status like 'Ssl_version'"
     record "$sw" server "mariadb $(mariadb --version | sed -n 's/.*Distrib \([^-,]*\).*/\1/p') (system config)" X25519MLKEM768 no
