@@ -472,6 +472,20 @@ record_down() { # SOFTWARE: the server did not start
     record "$1" server "(server did not start: $work)" X25519MLKEM768 -
 }
 
+
+# The rows of an HTTPS server that shows no group itself, behind its watch:
+# OpenSSL 3.5 per group, the system's curl, and the classical clients.
+https_rows() { # NAME SOFTWARE
+    local name=$1 sw=$2
+    http=1
+    pq_clients "$name" "$sw" no_seen -connect "127.0.0.1:$watch_port" -servername localhost
+    probe "$name" curl -sS --cacert "$work/cert.pem" "https://localhost:$watch_port/" \
+        --resolve "localhost:$watch_port:127.0.0.1"
+    record "$sw" server "$curl_v (system config)" X25519MLKEM768 no
+    classical_clients "$name" "$sw" no_seen -p "$watch_port" localhost -- \
+        -connect "127.0.0.1:$watch_port" -servername localhost
+    http=""
+}
 # ------------------------------------------------------------------ Apache
 server_apache() {
     local d=$work/apache port sw
@@ -514,14 +528,7 @@ CONF
     start_service apache apache2 -d "$d" -f "$d/httpd.conf" -DFOREGROUND
     wait_port "$port" apache || { record_down "$sw"; return; }
     watch apache "$port"
-    http=1
-    pq_clients apache "$sw" no_seen -connect "127.0.0.1:$watch_port" -servername localhost
-    probe apache curl -sS --cacert "$work/cert.pem" "https://localhost:$watch_port/" \
-        --resolve "localhost:$watch_port:127.0.0.1"
-    record "$sw" server "$curl_v (system config)" X25519MLKEM768 no
-    classical_clients apache "$sw" no_seen -p "$watch_port" localhost -- \
-        -connect "127.0.0.1:$watch_port" -servername localhost
-    http=""
+    https_rows apache "$sw"
     stop_service apache
     stop_service watch-apache
     if grep -E ':(error|crit|alert|emerg)\]' "$d/error.log" >&2; then
@@ -555,14 +562,7 @@ CONF
     start_service haproxy haproxy -db -f "$d/haproxy.cfg"
     wait_port "$port" haproxy || { record_down "$sw"; return; }
     watch haproxy "$port"
-    http=1
-    pq_clients haproxy "$sw" no_seen -connect "127.0.0.1:$watch_port" -servername localhost
-    probe haproxy curl -sS --cacert "$work/cert.pem" "https://localhost:$watch_port/" \
-        --resolve "localhost:$watch_port:127.0.0.1"
-    record "$sw" server "$curl_v (system config)" X25519MLKEM768 no
-    classical_clients haproxy "$sw" no_seen -p "$watch_port" localhost -- \
-        -connect "127.0.0.1:$watch_port" -servername localhost
-    http=""
+    https_rows haproxy "$sw"
     stop_service haproxy
     stop_service watch-haproxy
     if grep -iE 'alert|error' "$work/haproxy.out" >&2; then

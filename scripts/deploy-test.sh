@@ -109,7 +109,7 @@ expect_check() { # expect_check STATUS TEXT NAME [CHECK ARGS...]: OPENSSL_CONF s
     local want=$1 text=$2 name=$3 status=0
     shift 3
     timeout 60 "$check" "$@" >"$work/check-$name.txt" 2>&1 || status=$?
-    [ "$status" = "$want" ] && grep -qF -- "$text" "$work/check-$name.txt" || {
+    { [ "$status" = "$want" ] && grep -qF -- "$text" "$work/check-$name.txt"; } || {
         cat "$work/check-$name.txt" >&2
         fail "mlkem-provider-check ($name): exit $status, expected $want and '$text'"
     }

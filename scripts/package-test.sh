@@ -21,7 +21,8 @@
 #      scripts/aarch64.sh uses); a TLS 1.3 handshake over X25519MLKEM768
 #      between the arm64 s_server (on 127.0.0.1) and OpenSSL 3.5's s_client
 #      on this machine (scripts/build-openssl.sh 3.5); the arm64
-#      mlkem-provider-check --help.
+#      mlkem-provider-check --help, and its local mode on the packaged
+#      per-service configuration (exit 0: post-quantum TLS in effect).
 #
 # Needs dpkg-deb, lintian, file, binutils, the AArch64 toolchain and
 # qemu-user; outside CI (scripts/common.sh) it installs what is missing (as
@@ -279,5 +280,16 @@ arm "$arm_root/usr/bin/mlkem-provider-check" --help >"$work/check-help.out" 2>&1
 }
 sed 's/^/    /' "$work/check-help.out" | head -20
 ok "the arm64 mlkem-provider-check runs under qemu"
+
+# Its local mode: no thread and no port (in-memory handshakes), so it runs
+# under this emulation in full, on the arm64 libssl and the packaged module.
+arm_conf=$arm_root/usr/share/mlkem-provider/openssl-service.cnf
+status=0
+arm "$arm_root/usr/bin/mlkem-provider-check" >"$work/check-local.out" 2>&1 || status=$?
+arm_conf=$arm_root/etc/ssl/openssl.cnf
+sed 's/^/    /' "$work/check-local.out"
+{ [ "$status" = 0 ] && grep -q '^post-quantum TLS is in effect' "$work/check-local.out"; } ||
+    fail "the arm64 mlkem-provider-check (local mode, openssl-service.cnf) exited $status"
+ok "the arm64 mlkem-provider-check says post-quantum TLS is in effect (arm64 libssl, packaged module)"
 
 log "passed in $((SECONDS - started)) s; packages: $deb_amd64 $deb_arm64"

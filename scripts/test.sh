@@ -111,8 +111,16 @@ bash scripts/ct-taint.sh
 echo "== provider CLI flows under valgrind"
 bash scripts/valgrind-cli.sh "$provider_dir"
 
-echo "== the Debian package and the deployment guide: install, nginx + curl + OpenSSL 3.5 over every group, remove"
+echo "== the Debian package and the deployment guide: install, mlkem-provider-check, nginx + curl + OpenSSL 3.5 over every group, remove"
 bash scripts/deploy-test.sh
+
+echo "== the packages: reproducible, lintian-clean, arm64 under qemu (arm64 openssl, TLS to OpenSSL 3.5, the check)"
+bash scripts/package-test.sh
+
+echo "== servers and clients from apt with the provider system-wide, short (scripts/compat-test.sh runs every group)"
+compat_dir=$(mktemp -d)
+bash scripts/compat-test.sh --quick --out "$compat_dir"
+rm -rf "$compat_dir"
 
 echo "== nginx under load, short: 2,000 full handshakes per group (scripts/nginx-soak.sh runs 100,000)"
 bash scripts/nginx-soak.sh --handshakes 2000

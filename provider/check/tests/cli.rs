@@ -177,6 +177,25 @@ fn local_mode_names_each_common_mistake() {
         ],
     );
 
+    // A module for another architecture: an ELF header for AArch64 (for
+    // x86-64 where this test itself runs on AArch64).
+    let foreign = Scratch::new("foreign");
+    let conf = foreign.write("openssl.cnf", &format!("{SYSTEM}{}", foreign.includes()));
+    let (machine, name) = if cfg!(target_arch = "aarch64") {
+        (62u8, "x86-64")
+    } else {
+        (183, "AArch64")
+    };
+    let header = [
+        0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, machine, 0,
+    ];
+    std::fs::write(foreign.path("mlkem.so"), header).unwrap();
+    assert_exit(
+        &check(&conf, &[]),
+        1,
+        &[&format!("is built for {name}, this OpenSSL for")],
+    );
+
     // A providers section without default.
     let provider = std::fs::read_to_string(s.path("mlkem-provider.cnf")).unwrap();
     s.write(
