@@ -126,6 +126,14 @@ OPENSSL_CONF=$work/no-default-system.cnf expect_check 1 "does not activate \`def
 mv "$modules_dir/mlkem.so" "$work/mlkem.so.aside"
 module_aside=$work/mlkem.so.aside
 OPENSSL_CONF=$work/system.cnf expect_check 1 "no mlkem.so at $modules_dir/mlkem.so" module-removed
+# What the check is for: OpenSSL itself fails open here, silently, even
+# with Debian's config_diagnostics = 1 (docs/mlkem-provider-check.md). If
+# this ever changes, the guide's advice changes with it.
+providers=$(OPENSSL_CONF=$work/system.cnf openssl list -providers 2>"$work/fail-open.err") ||
+    fail "openssl list -providers without mlkem.so now fails: update docs/mlkem-provider-check.md"
+{ ! grep -q mlkem <<<"$providers" && [ ! -s "$work/fail-open.err" ]; } ||
+    fail "openssl without mlkem.so: expected a silent fallback, got: $providers $(cat "$work/fail-open.err")"
+log "ok: without mlkem.so, openssl runs on without it and says nothing (fail open, as documented)"
 mv "$module_aside" "$modules_dir/mlkem.so"
 module_aside=""
 
