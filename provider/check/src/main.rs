@@ -33,7 +33,7 @@ use crate::starttls::Protocol;
 /// runs one in-memory TLS 1.3 handshake per post-quantum group through the
 /// system's libssl.
 ///
-/// With HOST[:PORT]: connects to the server, offering each post-quantum
+/// With HOST or HOST:PORT: connects to the server, offering each post-quantum
 /// group and then this machine's default list, and reports the group
 /// negotiated, whether the server asked for a HelloRetryRequest, and the
 /// time of each attempt.
@@ -45,8 +45,9 @@ use crate::starttls::Protocol;
 #[derive(Parser, Debug)]
 #[command(name = "mlkem-provider-check", version, verbatim_doc_comment)]
 struct Args {
-    /// A server to check instead of this machine: HOST, HOST:PORT or
-    /// [IPv6]:PORT (default port 443, or the STARTTLS protocol's).
+    /// A server to check instead of this machine: HOST, HOST:PORT, an IPv6
+    /// address, or one in brackets followed by :PORT (default port 443, or
+    /// the STARTTLS protocol's).
     target: Option<String>,
     /// Upgrade to TLS in band first, as `openssl s_client -starttls` does.
     #[arg(long, value_enum, requires = "target")]
