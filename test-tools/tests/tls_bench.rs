@@ -53,7 +53,8 @@ fn every_default_group_in_process() {
     );
     assert!(
         stdout.contains(
-            "group              implementation  handshakes/s  ms/handshake  vs X25519  rounds\n"
+            "group              implementation  handshakes/s  ms/handshake  server µs  client µs  \
+             vs X25519  rounds\n"
         ),
         "{stdout}"
     );
@@ -61,7 +62,11 @@ fn every_default_group_in_process() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("group,implementation,openssl_version,handshakes_per_sec,ms_per_handshake,ratio_to_x25519,rounds,handshakes,seconds")
+        Some(
+            "group,implementation,openssl_version,handshakes_per_sec,ms_per_handshake,\
+             ratio_to_x25519,rounds,handshakes,seconds,server_us_per_handshake,\
+             client_us_per_handshake"
+        )
     );
     for group in [
         "X25519",

@@ -3,12 +3,14 @@
 //! client of a real server (`scripts/nginx-soak.sh` runs it against nginx).
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_long, CStr};
+use std::ffi::{c_char, c_int, c_long, CStr, CString};
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use std::{collections::VecDeque, marker::PhantomData, net::TcpStream, path::PathBuf, rc::Rc};
+use std::{collections::VecDeque, marker::PhantomData, net::TcpStream, rc::Rc};
 
+use clap::builder::NonEmptyStringValueParser as NonEmpty;
 use clap::Parser;
 use foreign_types_shared::ForeignTypeRef;
 use openssl::error::ErrorStack;
@@ -48,6 +50,9 @@ const BASELINE_GROUP: &str = "X25519";
 const MAX_STEPS: usize = 16;
 /// The property query of `ours`' SSL_CTXs.
 const OURS: &CStr = c"?provider=mlkem";
+/// The first OpenSSL version (`OPENSSL_VERSION_NUMBER`) whose default
+/// provider has ML-KEM; oqsprovider switches its own off there.
+const OPENSSL_3_5: i64 = 0x3050_0000;
 
 /// Full TLS 1.3 handshakes per second, in process: client and server in one
 /// thread over in-memory buffers, stepped in turn, each offering exactly the
@@ -58,9 +63,16 @@ const OURS: &CStr = c"?provider=mlkem";
 /// `ours` is providers `mlkem` and `default` in their own OSSL_LIB_CTX
 /// (SSL_CTX_new_ex, property query ?provider=mlkem); `native` the `default`
 /// provider alone in another, when the linked libssl has ML-KEM groups
-/// (OpenSSL 3.5+). The table: group, implementation, median handshakes/s,
-/// ms/handshake, the ratio to X25519's handshakes/s with the same
-/// implementation and the rounds. Progress goes to stderr.
+/// (OpenSSL 3.5+); `--oqsprovider` and each `--provider NAME=DIR` add one
+/// more the way ours is made (provider NAME and `default`, ?provider=NAME).
+/// All are measured in turn within every round. The table: group,
+/// implementation, median handshakes/s, ms/handshake, the server's and the
+/// client's µs per handshake (the wall time of their handshake steps), the
+/// ratio to X25519's handshakes/s with the same implementation, with
+/// `--baseline` the ratio to the baseline's handshakes/s for the same group,
+/// and the rounds. An implementation without a requested group gets an n/a
+/// row and fails the run at the end (native's are left out with a note).
+/// Progress goes to stderr.
 #[derive(Parser, Debug, PartialEq)]
 #[command(name = "tls-bench")]
 struct Args {
@@ -95,6 +107,19 @@ struct Args {
     /// Connections in flight with --connect (one thread each)
     #[arg(long, value_name = "N", value_parser = positive, default_value_t = 8, requires = "connect")]
     in_flight: usize,
+    /// Also measure oqsprovider: oqsprovider.so, or the directory holding it
+    /// (its own ML-KEM is off on OpenSSL 3.5+, where it is skipped)
+    #[arg(long, value_name = "DIR", value_parser = cli::path, conflicts_with = "connect")]
+    oqsprovider: Option<PathBuf>,
+    /// Also measure provider NAME, loaded from DIR/NAME.so with `default` in
+    /// an OSSL_LIB_CTX of its own (repeatable)
+    #[arg(long = "provider", value_name = "NAME=DIR", value_parser = provider_spec)]
+    #[arg(conflicts_with = "connect")]
+    providers: Vec<(String, PathBuf)>,
+    /// Add a column: each row's handshakes/s over IMPL's for the same group
+    /// (IMPL: ours, native, oqsprovider or a --provider NAME)
+    #[arg(long, value_name = "IMPL", value_parser = NonEmpty::new(), conflicts_with = "connect")]
+    baseline: Option<String>,
     #[command(flatten)]
     files: Files,
 }
@@ -107,6 +132,19 @@ fn group_name(group: &str) -> Result<String, String> {
     }
 }
 
+/// A value parser: `--provider`'s NAME=DIR.
+fn provider_spec(value: &str) -> Result<(String, PathBuf), String> {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    match value.split_once('=') {
+        Some((name, dir)) if !name.is_empty() && name.chars().all(name_char) && !dir.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(dir)))
+        }
+        _ => Err(format!(
+            "expected NAME=DIR (NAME of letters, digits, _ - .), got {value:?}"
+        )),
+    }
+}
+
 fn seconds(value: &str) -> Result<f64, String> {
     match value.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
@@ -116,6 +154,9 @@ fn seconds(value: &str) -> Result<f64, String> {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if let Err(e) = args.check() {
+        cli::usage_error::<Args>(e);
+    }
     let run = match &args.connect {
         Some(address) => run_external(&args, address),
         None => run_in_process(&args),
@@ -311,8 +352,10 @@ struct GroupContexts<'l> {
 }
 
 impl GroupContexts<'_> {
-    /// One full handshake, its checks and a message each way.
-    fn handshake(&self) -> Result<(), String> {
+    /// One full handshake, its checks and a message each way; adds the
+    /// time the client's (0) and the server's (1) handshake steps took to
+    /// `spent`.
+    fn handshake(&self, spent: &mut [Duration; 2]) -> Result<(), String> {
         // A fresh client (0) and server (1) joined by an in-memory link.
         let link = Rc::default();
         let end = |end: usize| {
@@ -327,8 +370,13 @@ impl GroupContexts<'_> {
         let ssl_new = |e: ErrorStack| format!("SSL_new: {e}");
         let [client, server] = &mut [end(0).map_err(ssl_new)?, end(1).map_err(ssl_new)?];
         let mut steps = 0;
-        // Both step each time (`&`, not `&&`); a finished end stays done.
-        while !(step(client, "client")? & step(server, "server")?) {
+        // Both step each time; a finished end stays done.
+        loop {
+            let client_done = timed(|| step(client, "client"), &mut spent[0])?;
+            let server_done = timed(|| step(server, "server"), &mut spent[1])?;
+            if client_done && server_done {
+                break;
+            }
             steps += 1;
             if steps == MAX_STEPS {
                 return Err(format!("handshake unfinished after {MAX_STEPS} steps"));
@@ -340,6 +388,14 @@ impl GroupContexts<'_> {
         exchange(client, server, b"ping").map_err(|e| format!("client to server: {e}"))?;
         exchange(server, client, b"pong").map_err(|e| format!("server to client: {e}"))
     }
+}
+
+/// Runs `f`, adding the wall time it took to `spent`.
+fn timed<T>(f: impl FnOnce() -> T, spent: &mut Duration) -> T {
+    let start = Instant::now();
+    let result = f();
+    *spent += start.elapsed();
+    result
 }
 
 /// Advances `end`'s handshake as far as its input allows: whether it is done.
@@ -366,37 +422,188 @@ fn exchange(
     }
 }
 
+/// How an implementation names groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spelling {
+    /// OpenSSL 3.5's names, which ours uses and `--groups` takes.
+    OpenSsl,
+    /// oqsprovider's: lower case for the pure parameter sets.
+    Oqsprovider,
+}
+
+/// The groups an implementation spells differently from `--groups`:
+/// (spelling, the `--groups` name, that spelling's). oqsprovider 0.8+ names
+/// its hybrids as OpenSSL 3.5 does.
+const SPELLINGS: [(Spelling, &str, &str); 3] = [
+    (Spelling::Oqsprovider, "MLKEM512", "mlkem512"),
+    (Spelling::Oqsprovider, "MLKEM768", "mlkem768"),
+    (Spelling::Oqsprovider, "MLKEM1024", "mlkem1024"),
+];
+
+impl Spelling {
+    /// `group`, a `--groups` name, as this spelling writes it.
+    fn of(self, group: &str) -> &str {
+        let same = |&&(spelling, ours, _): &&(Spelling, &str, &str)| {
+            spelling == self && ours.eq_ignore_ascii_case(group)
+        };
+        SPELLINGS
+            .iter()
+            .find(same)
+            .map_or(group, |&(_, _, theirs)| theirs)
+    }
+}
+
+/// What a group an implementation lacks does to the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lacking {
+    /// Ours: an error, at once.
+    Fails,
+    /// Native: a note, and no row.
+    LeftOut,
+    /// An added provider: an n/a row, and an error after the table.
+    NotAvailable,
+}
+
 /// An implementation: a library context and the property query its
 /// SSL_CTXs use.
 struct Implementation {
-    name: &'static str,
+    name: String,
     library: Library,
-    propquery: Option<&'static CStr>,
+    propquery: Option<CString>,
+    spelling: Spelling,
+    lacking: Lacking,
     description: String,
 }
 
 impl Implementation {
     fn contexts(&self, group: &str, identity: &Identity) -> Result<GroupContexts<'_>, String> {
-        let end = |identity| TlsContext::new(&self.library, self.propquery, group, identity);
+        let (propquery, spelled) = (self.propquery.as_deref(), self.spelling.of(group));
+        let end = |identity| TlsContext::new(&self.library, propquery, spelled, identity);
         let ends = [end(None)?, end(Some(identity))?];
         Ok(GroupContexts {
             known: known_group(group),
             ends,
         })
     }
+
+    /// Whether `SSL_CTX_set1_groups_list` takes `group` (as this
+    /// implementation spells it) in its library context.
+    fn has_group(&self, group: &str) -> bool {
+        let (propquery, spelled) = (self.propquery.as_deref(), self.spelling.of(group));
+        TlsContext::new(&self.library, propquery, spelled, None).is_ok()
+    }
 }
 
-/// Loads `ours` and, when the linked libssl has ML-KEM groups, `native`.
+/// A provider measured beside ours: `--oqsprovider` or `--provider`.
+#[derive(Clone, Debug, PartialEq)]
+struct Added {
+    name: String,
+    dir: PathBuf,
+    spelling: Spelling,
+}
+
+impl Args {
+    /// `--oqsprovider`, then every `--provider` in order.
+    fn added(&self) -> Vec<Added> {
+        let oqsprovider = self.oqsprovider.as_deref().map(|path| {
+            let (dir, name) = match path.is_dir() {
+                true => (path, "oqsprovider".into()),
+                false => (
+                    path.parent()
+                        .filter(|d| !d.as_os_str().is_empty())
+                        .unwrap_or(Path::new(".")),
+                    path.file_stem()
+                        .map_or("oqsprovider".into(), |s| s.to_string_lossy()),
+                ),
+            };
+            let (name, dir) = (name.trim_end_matches(".so").to_owned(), dir.to_owned());
+            let spelling = Spelling::Oqsprovider;
+            Added {
+                name,
+                dir,
+                spelling,
+            }
+        });
+        let providers = self.providers.iter().map(|(name, dir)| Added {
+            name: name.clone(),
+            dir: dir.clone(),
+            spelling: match name.as_str() {
+                "oqsprovider" => Spelling::Oqsprovider,
+                _ => Spelling::OpenSsl,
+            },
+        });
+        oqsprovider.into_iter().chain(providers).collect()
+    }
+
+    /// The checks clap cannot make: implementation names once each, and a
+    /// `--baseline` among them.
+    fn check(&self) -> Result<(), String> {
+        let mut names = vec!["ours".to_owned(), "native".to_owned()];
+        for added in self.added() {
+            if names.contains(&added.name) {
+                return Err(format!("implementation {:?} named twice", added.name));
+            }
+            names.push(added.name);
+        }
+        match &self.baseline {
+            Some(baseline) if !names.contains(baseline) => Err(format!(
+                "--baseline: no implementation {baseline:?} (known: {})",
+                names.join(", ")
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Loads an added provider and `default` into a library context of their
+/// own; `None`, with a note, for oqsprovider where it has no ML-KEM.
+fn load_added(added: &Added, notes: &mut Vec<String>) -> Result<Option<Implementation>, String> {
+    let name = &added.name;
+    let version = openssl::version::number();
+    if added.spelling == Spelling::Oqsprovider && version >= OPENSSL_3_5 {
+        notes.push(format!(
+            "{name}: skipped: oqsprovider switches its own ML-KEM off on OpenSSL 3.5 and later, \
+             where the default provider has it (linked: OpenSSL {}); compare with native instead",
+            openssl_version()
+        ));
+        return Ok(None);
+    }
+    let module = added.dir.join(format!("{name}.so"));
+    if !module.is_file() {
+        return Err(format!("{name}: {} is missing", module.display()));
+    }
+    let library = Library::load(Some(&added.dir), name).map_err(|e| format!("{name}: {e}"))?;
+    let propquery = format!("?provider={name}");
+    let description = format!(
+        "{name}: providers {name} ({}) + default in one OSSL_LIB_CTX, SSL_CTX_new_ex with \
+         propquery {propquery}",
+        module.display()
+    );
+    Ok(Some(Implementation {
+        name: name.clone(),
+        library,
+        propquery: Some(CString::new(propquery).map_err(|e| format!("{name}: {e}"))?),
+        spelling: added.spelling,
+        lacking: Lacking::NotAvailable,
+        description,
+    }))
+}
+
+/// Loads `ours`, `native` when the linked libssl has ML-KEM groups, and the
+/// added providers; `skipped` gets the names of those left out.
 fn load_implementations(
     args: &Args,
     notes: &mut Vec<String>,
+    skipped: &mut Vec<String>,
 ) -> Result<Vec<Implementation>, String> {
     cli::require_provider(&args.provider_dir)?;
     let ours = Implementation {
-        name: "ours",
+        name: "ours".to_owned(),
         library: Library::load(Some(&args.provider_dir), "mlkem")
             .map_err(|e| format!("ours: {e}"))?,
-        propquery: Some(OURS),
+        propquery: Some(OURS.to_owned()),
+        spelling: Spelling::OpenSsl,
+        lacking: Lacking::Fails,
         description: format!(
             "ours: providers mlkem ({}) + default in one OSSL_LIB_CTX, SSL_CTX_new_ex with \
              propquery ?provider=mlkem",
@@ -404,11 +611,14 @@ fn load_implementations(
         ),
     };
     let native = Implementation {
-        name: "native",
+        name: "native".to_owned(),
         library: Library::load(None, "default").map_err(|e| format!("native: {e}"))?,
         propquery: None,
+        spelling: Spelling::OpenSsl,
+        lacking: Lacking::LeftOut,
         description: "native: provider default alone in one OSSL_LIB_CTX".to_owned(),
     };
+    let mut implementations = vec![ours];
     // Native runs where the linked libssl has a non-classical group of the
     // list; on 3.0-3.4 it would only repeat ours' X25519.
     let groups = args.groups();
@@ -417,19 +627,49 @@ fn load_implementations(
         .filter(|g| known_group(g).is_none_or(|(_, nid)| nid == ffi::NID_undef))
         .map(String::as_str)
         .collect();
-    if post_quantum
-        .iter()
-        .any(|g| TlsContext::new(&native.library, None, g, None).is_ok())
-    {
-        return Ok(vec![ours, native]);
+    if post_quantum.iter().any(|g| native.has_group(g)) {
+        implementations.push(native);
+    } else {
+        skipped.push(native.name);
+        if !post_quantum.is_empty() {
+            let (version, groups) = (openssl_version(), post_quantum.join(", "));
+            notes.push(format!(
+                "native: the linked OpenSSL {version} has none of {groups}; skipped (OpenSSL 3.5+ has them)"
+            ));
+        }
     }
-    if !post_quantum.is_empty() {
-        let (version, groups) = (openssl_version(), post_quantum.join(", "));
-        notes.push(format!(
-            "native: the linked OpenSSL {version} has none of {groups}; skipped (OpenSSL 3.5+ has them)"
-        ));
+    for added in args.added() {
+        match load_added(&added, notes)? {
+            Some(implementation) => implementations.push(implementation),
+            None => skipped.push(added.name),
+        }
     }
-    Ok(vec![ours])
+    Ok(implementations)
+}
+
+/// One (group, implementation) of the table.
+struct Row {
+    /// Its rounds; none where the implementation lacks the group.
+    measurement: Measurement,
+    /// Per round, the client's and the server's µs in handshake steps per
+    /// handshake.
+    sides: [Vec<f64>; 2],
+}
+
+impl Row {
+    /// The median handshakes/s, if measured.
+    fn rate(&self) -> Option<f64> {
+        Some(self.measurement.ops_per_sec()).filter(|r| r.is_finite())
+    }
+
+    /// The median over rounds of `side`'s (0: client, 1: server) µs per
+    /// handshake.
+    fn side_us(&self, side: usize) -> Option<f64> {
+        let mut sorted = self.sides[side].clone();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        (n > 0).then(|| (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0)
+    }
 }
 
 fn rate_column() -> Column {
@@ -447,24 +687,47 @@ fn ratio_to_baseline(all: &[Measurement], m: &Measurement) -> Option<f64> {
     let baseline = all.iter().find(|b| {
         b.implementation == m.implementation && b.parameter_set.eq_ignore_ascii_case(BASELINE_GROUP)
     })?;
-    Some(m.ops_per_sec() / baseline.ops_per_sec())
+    Some(m.ops_per_sec() / baseline.ops_per_sec()).filter(|r| r.is_finite())
+}
+
+/// The ratio of `row`'s handshakes/s to `baseline`'s for the same group.
+fn ratio_to_implementation(rows: &[Row], row: &Row, baseline: &str) -> Option<f64> {
+    let group = &row.measurement.parameter_set;
+    let base = rows.iter().find(|b| {
+        b.measurement.implementation == baseline && b.measurement.parameter_set == *group
+    })?;
+    Some(row.rate()? / base.rate()?)
 }
 
 fn seconds_of(m: &Measurement) -> f64 {
     m.trials.iter().map(|t| t.seconds).sum()
 }
 
-/// Per group and implementation, the median over rounds; the files add the
-/// handshakes and seconds in all, the JSON every round.
-fn results_table(measurements: &[Measurement]) -> Table {
+/// Per group and implementation, the median over rounds (n/a where the
+/// implementation lacks the group); the files add the handshakes and
+/// seconds in all, the JSON every round.
+fn results_table(rows: &[Row], baseline: Option<&str>) -> Table {
     let (ms_text, ms_csv) = (Style::Fixed(3), Style::Fixed(4));
-    let mut table = Table::new(vec![
+    let us = |title: &str, key: &str| {
+        Column::number(title, key, Style::Fixed(0), Style::Fixed(1)).missing("n/a")
+    };
+    let mut columns = vec![
         Column::new("group", "group"),
         Column::new("implementation", "implementation"),
         Column::new("openssl_version", "openssl_version").file_only(),
-        rate_column(),
-        Column::number("ms/handshake", "ms_per_handshake", ms_text, ms_csv),
-        ratio_column(),
+        rate_column().missing("n/a"),
+        Column::number("ms/handshake", "ms_per_handshake", ms_text, ms_csv).missing("n/a"),
+        us("server µs", "server_us_per_handshake"),
+        us("client µs", "client_us_per_handshake"),
+        ratio_column().missing("n/a"),
+    ];
+    if let Some(baseline) = baseline {
+        columns.push(Column::new("baseline", "baseline").file_only());
+        let (text, csv) = (Style::Fixed(2), Style::Fixed(4));
+        let title = format!("vs {baseline}");
+        columns.push(Column::number(title, "ratio_to_baseline", text, csv).missing("n/a"));
+    }
+    columns.extend([
         Column::new("rounds", "rounds").right(),
         Column::new("handshakes", "handshakes").file_only(),
         Column::new("seconds", "seconds")
@@ -472,19 +735,56 @@ fn results_table(measurements: &[Measurement]) -> Table {
             .file_only(),
         Column::new("raw rounds", "raw_rounds").json_only(),
     ]);
-    for m in measurements {
-        table.push(vec![
+    // The files keep the columns of earlier versions first.
+    let mut file_order = vec![
+        "group",
+        "implementation",
+        "openssl_version",
+        "handshakes_per_sec",
+        "ms_per_handshake",
+        "ratio_to_x25519",
+        "rounds",
+        "handshakes",
+        "seconds",
+        "server_us_per_handshake",
+        "client_us_per_handshake",
+    ];
+    if baseline.is_some() {
+        file_order.extend(["baseline", "ratio_to_baseline"]);
+    }
+    file_order.push("raw_rounds");
+    let mut table = Table::new(columns).file_order(&file_order);
+    let measurements: Vec<Measurement> = rows.iter().map(|r| r.measurement.clone()).collect();
+    for row in rows {
+        let m = &row.measurement;
+        let mut cells = vec![
             Value::text(&m.parameter_set),
             Value::text(&m.implementation),
             Value::Text(openssl_version()),
-            Value::Num(m.ops_per_sec()),
-            Value::Num(1e3 / m.ops_per_sec()),
-            Value::num(ratio_to_baseline(measurements, m)),
+            Value::num(row.rate()),
+            Value::num(row.rate().map(|r| 1e3 / r)),
+            Value::num(row.side_us(1)),
+            Value::num(row.side_us(0)),
+            Value::num(ratio_to_baseline(&measurements, m)),
+        ];
+        if let Some(baseline) = baseline {
+            cells.push(Value::text(baseline));
+            cells.push(Value::num(ratio_to_implementation(rows, row, baseline)));
+        }
+        let raw = m.trials.iter().zip(&row.sides[0]).zip(&row.sides[1]);
+        let raw = raw.map(|((trial, client), server)| {
+            let mut round = serde_json::to_value(trial).unwrap_or_default();
+            round["client_us_per_handshake"] = json!(client);
+            round["server_us_per_handshake"] = json!(server);
+            round
+        });
+        cells.extend([
             Value::Int(m.trials.len() as u64),
             Value::Int(m.operations()),
             Value::Num(seconds_of(m)),
-            Value::Json(serde_json::to_value(&m.trials).unwrap_or_default()),
+            Value::Json(raw.collect()),
         ]);
+        table.push(cells);
     }
     table
 }
@@ -492,26 +792,50 @@ fn results_table(measurements: &[Measurement]) -> Table {
 /// The in-process benchmark: every (group, implementation), checked with
 /// one handshake, then measured round by round.
 fn run_in_process(args: &Args) -> Result<(), String> {
-    let mut notes = Vec::new();
-    let implementations = load_implementations(args, &mut notes)?;
+    let (mut notes, mut skipped, mut lacking) = (Vec::new(), Vec::new(), Vec::new());
+    let implementations = load_implementations(args, &mut notes, &mut skipped)?;
     let identity = self_signed().map_err(|e| format!("certificate: {e}"))?;
-    let (mut contexts, mut measurements) = (Vec::new(), Vec::new());
+    let (mut contexts, mut rows) = (Vec::new(), Vec::new());
     for group in &args.groups() {
         for implementation in &implementations {
-            let name = implementation.name;
+            let name = &implementation.name;
+            let row = || Row {
+                measurement: Measurement::new(name, group, Operation::Handshake),
+                sides: [Vec::new(), Vec::new()],
+            };
+            if implementation.lacking == Lacking::NotAvailable && !implementation.has_group(group) {
+                let spelled = implementation.spelling.of(group);
+                let spelled = match spelled == group {
+                    true => String::new(),
+                    false => format!(" (spelled {spelled})"),
+                };
+                lacking.push(format!("{name} has no group {group}{spelled}"));
+                rows.push(row());
+                contexts.push(None);
+                continue;
+            }
             let made = match implementation.contexts(group, &identity) {
                 Ok(made) => made,
-                Err(e) if name == "native" => {
-                    notes.push(format!("native: skipped {group}: {e}"));
+                Err(e) if implementation.lacking == Lacking::LeftOut => {
+                    notes.push(format!("{name}: skipped {group}: {e}"));
                     continue;
                 }
                 Err(e) => return Err(format!("{name}: {e}")),
             };
-            made.handshake()
+            made.handshake(&mut [Duration::ZERO; 2])
                 .map_err(|e| format!("{name}: first handshake: {group}: {e}"))?;
-            contexts.push(made);
-            measurements.push(Measurement::new(name, group, Operation::Handshake));
+            contexts.push(Some(made));
+            rows.push(row());
         }
+    }
+    if let Some(baseline) = args
+        .baseline
+        .as_deref()
+        .filter(|b| skipped.iter().any(|s| s == b))
+    {
+        notes.push(format!(
+            "--baseline {baseline} was skipped: its ratios are n/a"
+        ));
     }
 
     let (budget, rounds) = (args.budget(), args.rounds);
@@ -525,15 +849,18 @@ fn run_in_process(args: &Args) -> Result<(), String> {
         .iter()
         .for_each(|i| println!("  {}", i.description));
     notes.iter().for_each(|note| println!("note: {note}"));
+    lacking.iter().for_each(|l| println!("n/a: {l}"));
 
     let progress = Progress::stderr();
     for round in 1..=rounds {
-        for (made, m) in contexts.iter().zip(&mut measurements) {
+        for (made, row) in contexts.iter().zip(&mut rows) {
+            let Some(made) = made else { continue };
+            let m = &mut row.measurement;
             let (name, group) = (&m.implementation, &m.parameter_set);
-            let start = Instant::now();
+            let (start, mut spent) = (Instant::now(), [Duration::ZERO; 2]);
             let mut handshakes = 0;
             while args.allows(handshakes, start) {
-                made.handshake()
+                made.handshake(&mut spent)
                     .map_err(|e| format!("{name} round {round}: {group}: {e}"))?;
                 handshakes += 1;
             }
@@ -543,11 +870,14 @@ fn run_in_process(args: &Args) -> Result<(), String> {
                 trial.operations, trial.seconds, trial.ops_per_sec
             ));
             m.trials.push(trial);
+            for (side, spent) in row.sides.iter_mut().zip(spent) {
+                side.push(spent.as_secs_f64() * 1e6 / handshakes as f64);
+            }
         }
     }
     progress.finish();
 
-    let table = results_table(&measurements);
+    let table = results_table(&rows, args.baseline.as_deref());
     print!("\n{}", table.render());
     let settings = json!({
         "tool": "tls-bench",
@@ -555,9 +885,16 @@ fn run_in_process(args: &Args) -> Result<(), String> {
         "budget": budget,
         "rounds": rounds,
         "implementations": implementations.iter().map(|i| &i.description).collect::<Vec<_>>(),
+        "baseline": args.baseline,
+        "skipped": skipped,
         "notes": notes,
+        "not_available": lacking,
     });
-    args.files.write(&table, settings)
+    args.files.write(&table, settings)?;
+    match lacking.is_empty() {
+        true => Ok(()),
+        false => Err(lacking.join("; ")),
+    }
 }
 
 /// One connection: TCP, a full TLS 1.3 handshake offering only `known`'s
