@@ -107,8 +107,9 @@ struct Args {
     /// Connections in flight with --connect (one thread each)
     #[arg(long, value_name = "N", value_parser = positive, default_value_t = 8, requires = "connect")]
     in_flight: usize,
-    /// Also measure oqsprovider: oqsprovider.so, or the directory holding it
-    /// (its own ML-KEM is off on OpenSSL 3.5+, where it is skipped)
+    /// Also measure oqsprovider: the directory holding oqsprovider.so, or a
+    /// module NAME.so (its own ML-KEM is off on OpenSSL 3.5+, where it is
+    /// skipped with a note)
     #[arg(long, value_name = "DIR", value_parser = cli::path, conflicts_with = "connect")]
     oqsprovider: Option<PathBuf>,
     /// Also measure provider NAME, loaded from DIR/NAME.so with `default` in
@@ -506,17 +507,17 @@ impl Args {
     /// `--oqsprovider`, then every `--provider` in order.
     fn added(&self) -> Vec<Added> {
         let oqsprovider = self.oqsprovider.as_deref().map(|path| {
-            let (dir, name) = match path.is_dir() {
-                true => (path, "oqsprovider".into()),
-                false => (
-                    path.parent()
-                        .filter(|d| !d.as_os_str().is_empty())
-                        .unwrap_or(Path::new(".")),
-                    path.file_stem()
-                        .map_or("oqsprovider".into(), |s| s.to_string_lossy()),
-                ),
+            // A module file (NAME.so, loaded as NAME), else the directory
+            // holding oqsprovider.so.
+            let file = path.extension().is_some_and(|e| e == "so") && !path.is_dir();
+            let (dir, name) = match (file, path.file_stem()) {
+                (true, Some(stem)) => {
+                    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+                    (dir.unwrap_or(Path::new(".")), stem.to_string_lossy())
+                }
+                _ => (path, "oqsprovider".into()),
             };
-            let (name, dir) = (name.trim_end_matches(".so").to_owned(), dir.to_owned());
+            let (name, dir) = (name.into_owned(), dir.to_owned());
             let spelling = Spelling::Oqsprovider;
             Added {
                 name,
