@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Draws SVG bar charts from the CSV files of the benchmark tools (bench,
 # speed-compare, evp-bench): one chart per parameter set, plus the CSV
-# behind each chart, written to OUT_DIR as <csv name>-<parameter set>.svg.
+# behind each chart, written to OUT_DIR as <csv name>-<parameter set>.svg;
+# from tls-bench's, <csv name>.svg (handshakes/s per group) and
+# <csv name>-server-us.svg (the server's µs per handshake).
 #
 #   scripts/charts.sh [--png] OUT_DIR CSV...
 #
@@ -10,7 +12,7 @@
 # installed. Prints the paths of the files it wrote.
 set -euo pipefail
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 png=0
 positional=()
@@ -58,7 +60,22 @@ for csv in "${csvs[@]}"; do
     prefix=$(basename "$csv")
     prefix=${prefix%.*}
     echo "charts.sh: $csv" >&2
-    paths=$("$charts" --csv "$csv" --out "$out_dir" --prefix "$prefix")
+    header=$(head -n 1 "$csv")
+    if [[ $header == group,implementation,*handshakes_per_sec* ]]; then
+        # tls-bench: handshakes/s per group and implementation, and the
+        # server's share of each handshake where the CSV has it.
+        paths=$("$charts" --csv "$csv" --out "$out_dir" --prefix "$prefix" --group group \
+            --value handshakes_per_sec --value-label "handshakes/s (higher is better)" \
+            --title "Full TLS 1.3 handshakes")
+        if [[ $header == *,server_us_per_handshake,* ]]; then
+            paths+=$'\n'$("$charts" --csv "$csv" --out "$out_dir" --prefix "$prefix-server-us" \
+                --group group --value server_us_per_handshake \
+                --value-label "server µs per handshake (lower is better)" \
+                --title "TLS 1.3 handshake, server side")
+        fi
+    else
+        paths=$("$charts" --csv "$csv" --out "$out_dir" --prefix "$prefix")
+    fi
     while IFS= read -r path; do
         echo "$path"
         if [ -n "$renderer" ] && [[ $path == *.svg ]]; then
