@@ -1046,4 +1046,20 @@ mod tests {
         assert_eq!(known_group("X25519MLKEM768").unwrap().0, 0x11ec);
         assert!(known_group("FFDHE2048").is_none());
     }
+
+    #[test]
+    fn spellings_and_provider_names() {
+        assert_eq!(Spelling::Oqsprovider.of("MLKEM768"), "mlkem768");
+        assert_eq!(Spelling::Oqsprovider.of("mlkem1024"), "mlkem1024");
+        assert_eq!(Spelling::Oqsprovider.of("X25519MLKEM768"), "X25519MLKEM768");
+        assert_eq!(Spelling::OpenSsl.of("MLKEM512"), "MLKEM512");
+        let spec = provider_spec("oqsprovider=/opt/oqs/lib").unwrap();
+        assert_eq!(
+            spec,
+            ("oqsprovider".to_owned(), PathBuf::from("/opt/oqs/lib"))
+        );
+        assert!(["x", "=d", "x=", "a b=d", "a/b=d"]
+            .iter()
+            .all(|bad| provider_spec(bad).is_err()));
+    }
 }
