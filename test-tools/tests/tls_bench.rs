@@ -2,11 +2,13 @@
 //! CSV, JSON), its argument errors, and `--connect` against a small TLS 1.3
 //! server in this process (successes, and failures counted and reported).
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
+use common::tls_bench;
 use openssl::asn1::Asn1Time;
 use openssl::ec::{EcGroup, EcKey};
 use openssl::hash::MessageDigest;
@@ -14,18 +16,6 @@ use openssl::nid::Nid;
 use openssl::pkey::PKey;
 use openssl::ssl::{SslAcceptor, SslMethod};
 use openssl::x509::{X509Name, X509};
-use test_tools::cli::{default_provider_dir, require_provider};
-
-fn tls_bench(args: &[&str]) -> (Output, String, String) {
-    require_provider(&default_provider_dir()).unwrap_or_else(|e| panic!("{e}"));
-    let out = Command::new(env!("CARGO_BIN_EXE_tls-bench"))
-        .args(args)
-        .output()
-        .expect("run tls-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
-}
 
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("tls-bench-{}-{name}", std::process::id()))

@@ -3,11 +3,13 @@
 //! loaded a second time under another name stands in for one, the legacy
 //! provider for one that lacks a group.
 
+mod common;
+
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use test_tools::cli::{default_provider_dir, require_provider};
+use common::tls_bench;
+use test_tools::cli::default_provider_dir;
 
 /// The groups measured when none is named.
 const DEFAULT_GROUPS: [&str; 5] = [
@@ -17,17 +19,6 @@ const DEFAULT_GROUPS: [&str; 5] = [
     "SecP256r1MLKEM768",
     "MLKEM1024",
 ];
-
-fn tls_bench(args: &[&str]) -> (Output, String, String) {
-    require_provider(&default_provider_dir()).unwrap_or_else(|e| panic!("{e}"));
-    let out = Command::new(env!("CARGO_BIN_EXE_tls-bench"))
-        .args(args)
-        .output()
-        .expect("run tls-bench");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
-}
 
 /// A fresh directory of this test's own, removed when dropped.
 struct TempDir(PathBuf);
