@@ -11,7 +11,9 @@
 #     and checks that X25519MLKEM768 was negotiated;
 #  5. compares `openssl speed` of the provider with OpenSSL's own ML-KEM
 #     (and with oqsprovider when its module is in OpenSSL's modules
-#     directory), side by side;
+#     directory), side by side, and TLS 1.3 handshakes per second per group
+#     (tls-bench: ours; beside oqsprovider when its module is there or in
+#     $MLKEM_OQSPROVIDER_DIR);
 #  6. writes the measurement report (test-tools `report`) and SVG/PNG
 #     charts, and names the folder that holds everything.
 #
@@ -123,12 +125,29 @@ bin=${CARGO_TARGET_DIR:-target}/release
     ML-KEM-512 ML-KEM-768 ML-KEM-1024 X25519MLKEM768 SecP256r1MLKEM768 |
     tee "$out/speed.txt"
 
+# TLS 1.3 handshakes in process (tls-bench, on the system's libssl): ours,
+# OpenSSL's own where the linked libssl has ML-KEM groups, and oqsprovider
+# when its module is in OpenSSL's modules directory or in
+# $MLKEM_OQSPROVIDER_DIR (a module you built; this project ships none).
+tls_args=(--rounds 3)
+((quick)) && tls_args=(--quick)
+oqs_dir=${MLKEM_OQSPROVIDER_DIR:-$(openssl version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')}
+if [ -f "$oqs_dir/oqsprovider.so" ]; then
+    tls_args+=(--oqsprovider "$oqs_dir" --baseline oqsprovider)
+    echo "demo: tls-bench beside oqsprovider ($oqs_dir/oqsprovider.so)" >&2
+fi
+cargo build --release -q -p test-tools --bin tls-bench
+"$bin"/tls-bench --provider-dir "$module_dir" "${tls_args[@]}" \
+    --groups X25519,X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM512,MLKEM768,MLKEM1024 \
+    --csv "$out/tls.csv" --json "$out/tls.json" | tee "$out/tls.txt"
+
 step "6/6 measurement report and charts"
 "$bin"/report --out "$out/report" --module "$module_dir/mlkem.so" \
     --openssl "$speed_openssl" --speed-csv "$out/speed.csv" "${report_args[@]}" >/dev/null
 png=()
 command -v rsvg-convert >/dev/null 2>&1 && png=(--png)
-bash scripts/charts.sh "${png[@]}" "$out/charts" "$out/report/performance.csv" "$out/speed.csv" >/dev/null
+bash scripts/charts.sh "${png[@]}" "$out/charts" "$out/report/performance.csv" "$out/speed.csv" \
+    "$out/tls.csv" >/dev/null
 
 cat >&2 <<EOF
 
@@ -136,6 +155,7 @@ demo: done. Everything is in $out:
   ml-kem-768.key.pem, ml-kem-768.pub.pem   the key genpkey made
   tls-handshake.txt                        the X25519MLKEM768 handshake
   speed.txt, speed.csv, speed.json         openssl speed, side by side (raw runs in speed-raw/)
+  tls.txt, tls.csv, tls.json               TLS 1.3 handshakes/s and per-side cost (tls-bench)
   report/report.md                         the measurement report (evidence.jsonl, performance.csv)
   charts/                                  SVG (and PNG) charts with the CSV behind each
 EOF

@@ -99,7 +99,16 @@ impl BarChart {
     /// The chart as an SVG document: title, subtitle and legend above the
     /// plot, every bar labelled with its value (`73.6k`), the y axis from 0.
     fn to_svg(&self) -> Result<String, String> {
-        let width = (self.groups.len() * (self.series.len() * 44 + 28) + 120).max(800) as u32;
+        // Each group as wide as its bars or as its label (about 9 pixels a
+        // character at 14), so long group names (SecP384r1MLKEM1024) stay apart.
+        let longest = self
+            .groups
+            .iter()
+            .map(|g| g.chars().count())
+            .max()
+            .unwrap_or(0);
+        let per_group = (self.series.len() * 44 + 28).max(longest * 9 + 16);
+        let width = (self.groups.len() * per_group + 120).max(800) as u32;
         let legend = legend_layout(&self.series, width);
         let legend_rows = legend.last().map_or(1, |&(_, _, row)| row + 1);
         let mut svg = String::new();
