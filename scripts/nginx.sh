@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Debian's nginx on loopback for the tests (sourced by scripts/deploy-test.sh
 # and scripts/nginx-soak.sh): a TLS 1.3-only server with a self-signed P-256
 # certificate for localhost, answering every request with
@@ -11,7 +12,7 @@
 #   nginx_log_problems DIR                # [error] and worse, printed
 #
 # GROUPS is colon-separated (ssl_ecdh_curve); DIRECTIVES are added to the
-# server block.
+# server block. The port is a free ephemeral one, or NGINX_PORT if set.
 
 nginx_pid=""
 nginx_port=""
@@ -21,7 +22,8 @@ nginx_start() {
     mkdir -p "$dir/logs"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
         -subj /CN=localhost -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
-    nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    nginx_port=${NGINX_PORT:-}
+    [ -n "$nginx_port" ] || nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     cat >"$dir/nginx.conf" <<CONF
 daemon on;
 pid $dir/nginx.pid;
