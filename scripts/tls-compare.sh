@@ -74,7 +74,8 @@ fail() { log "FAIL: $*"; exit 1; }
 command -v nginx >/dev/null || fail "no nginx (apt-get install nginx)"
 if [ "$provider" != ours ]; then
     [ -n "$oqs_dir" ] || fail "--provider $provider needs --oqsprovider DIR (the directory holding oqsprovider.so)"
-    oqs_dir=$(cd "$oqs_dir" && pwd) || fail "no directory $oqs_dir"
+    [ -d "$oqs_dir" ] || fail "no directory $oqs_dir"
+    oqs_dir=$(cd "$oqs_dir" && pwd)
     [ -f "$oqs_dir/oqsprovider.so" ] || fail "no $oqs_dir/oqsprovider.so"
 fi
 
@@ -267,6 +268,6 @@ for p in "${providers[@]}"; do
     ((requests == expected)) || problems_all+="$p: nginx logged $requests requests, expected $expected. "
     [ -z "$problems" ] || problems_all+="$p's error log: $problems. "
 done
-echo "client and both nginx share this machine's $(nproc) CPUs; $((SECONDS - start)) s measuring"
+echo "client and nginx (${providers[*]}) share this machine's $(nproc) CPUs; $((SECONDS - start)) s measuring"
 [ -z "$problems_all" ] || fail "$problems_all"
 log "PASS"
