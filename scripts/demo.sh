@@ -137,17 +137,27 @@ if [ -f "$oqs_dir/oqsprovider.so" ]; then
     echo "demo: tls-bench beside oqsprovider ($oqs_dir/oqsprovider.so)" >&2
 fi
 cargo build --release -q -p test-tools --bin tls-bench
-"$bin"/tls-bench --provider-dir "$module_dir" "${tls_args[@]}" \
-    --groups X25519,X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM512,MLKEM768,MLKEM1024 \
+tls_groups=X25519,X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM512,MLKEM768,MLKEM1024
+"$bin"/tls-bench --provider-dir "$module_dir" "${tls_args[@]}" --groups "$tls_groups" \
     --csv "$out/tls.csv" --json "$out/tls.json" | tee "$out/tls.txt"
+# Beside OpenSSL's own ML-KEM: the same binary on the OpenSSL 3.5 built above
+# (libssl.so.3 keeps 3.0's ABI), where the system's is older.
+if [ -n "${openssl_prefix:-}" ]; then
+    ((quick)) && tls_args=(--quick) || tls_args=(--rounds 3)
+    LD_LIBRARY_PATH=$openssl_prefix/lib "$bin"/tls-bench --provider-dir "$module_dir" \
+        "${tls_args[@]}" --groups "$tls_groups" --baseline native \
+        --csv "$out/tls-native.csv" --json "$out/tls-native.json" | tee "$out/tls-native.txt"
+fi
 
 step "6/6 measurement report and charts"
 "$bin"/report --out "$out/report" --module "$module_dir/mlkem.so" \
     --openssl "$speed_openssl" --speed-csv "$out/speed.csv" "${report_args[@]}" >/dev/null
 png=()
 command -v rsvg-convert >/dev/null 2>&1 && png=(--png)
+tls_csv=("$out/tls.csv")
+[ -f "$out/tls-native.csv" ] && tls_csv+=("$out/tls-native.csv")
 bash scripts/charts.sh "${png[@]}" "$out/charts" "$out/report/performance.csv" "$out/speed.csv" \
-    "$out/tls.csv" >/dev/null
+    "${tls_csv[@]}" >/dev/null
 
 cat >&2 <<EOF
 
@@ -155,7 +165,8 @@ demo: done. Everything is in $out:
   ml-kem-768.key.pem, ml-kem-768.pub.pem   the key genpkey made
   tls-handshake.txt                        the X25519MLKEM768 handshake
   speed.txt, speed.csv, speed.json         openssl speed, side by side (raw runs in speed-raw/)
-  tls.txt, tls.csv, tls.json               TLS 1.3 handshakes/s and per-side cost (tls-bench)
+  tls.txt, tls.csv, tls.json               TLS 1.3 handshakes/s and per-side cost (tls-bench;
+                                           tls-native.*: beside OpenSSL 3.5's own, where built)
   report/report.md                         the measurement report (evidence.jsonl, performance.csv)
   charts/                                  SVG (and PNG) charts with the CSV behind each
 EOF
