@@ -160,22 +160,18 @@ impl Drop for LibCtx {
 
 /// Loads a configuration file into a fresh library context with every
 /// error reported (as `config_diagnostics = 1` would), then says whether
-/// each named provider ended up available there.
-pub fn load_config_strictly(file: &Path, providers: &[&str]) -> Result<Vec<bool>, ErrorStack> {
+/// the named provider ended up available there.
+pub fn load_config_strictly(file: &Path, provider: &str) -> Result<bool, ErrorStack> {
     let ctx = LibCtx::new()?;
     let file = CString::new(file.as_os_str().as_encoded_bytes()).map_err(|_| ErrorStack::get())?;
-    // SAFETY: a live context and a C string; the context outlives the call.
-    if unsafe { OSSL_LIB_CTX_load_config(ctx.0, file.as_ptr()) } != 1 {
-        return Err(ErrorStack::get());
+    let name = CString::new(provider).expect("provider names have no NUL");
+    // SAFETY: a live context and C strings; the context outlives both calls.
+    unsafe {
+        if OSSL_LIB_CTX_load_config(ctx.0, file.as_ptr()) != 1 {
+            return Err(ErrorStack::get());
+        }
+        Ok(OSSL_PROVIDER_available(ctx.0, name.as_ptr()) == 1)
     }
-    Ok(providers
-        .iter()
-        .map(|name| {
-            let name = CString::new(*name).expect("provider names have no NUL");
-            // SAFETY: the context is live; the name is a C string.
-            unsafe { OSSL_PROVIDER_available(ctx.0, name.as_ptr()) == 1 }
-        })
-        .collect())
 }
 
 /// Loads a provider module from a path into a fresh library context and

@@ -149,30 +149,28 @@ fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, String>
     Err(format!("cannot connect to {last}"))
 }
 
-/// An attempt that could not reach the handshake: the check cannot go on.
-struct Unreachable(String);
-
+/// One connection offering `group` (or the default list); an error is an
+/// attempt that could not reach the handshake, after which the check
+/// cannot go on.
 fn attempt(
     target: &Target,
     addrs: &[SocketAddr],
     starttls: Option<Protocol>,
     group: Option<&str>,
     timeout: Duration,
-) -> Result<(Outcome, String), Unreachable> {
+) -> Result<Outcome, String> {
     let started = Instant::now();
-    let context = handshake::client_context(group).map_err(Unreachable)?;
-    let mut stream = connect(addrs, timeout).map_err(Unreachable)?;
+    let context = handshake::client_context(group)?;
+    let mut stream = connect(addrs, timeout)?;
     if let Some(protocol) = starttls {
-        protocol.prepare(&mut stream).map_err(Unreachable)?;
+        protocol.prepare(&mut stream)?;
     }
-    let mut ssl = Ssl::new(&context).map_err(|e| Unreachable(ossl::describe(&e)))?;
+    let mut ssl = Ssl::new(&context).map_err(|e| ossl::describe(&e))?;
     if target.host.parse::<std::net::IpAddr>().is_err() {
         ssl.set_hostname(&target.host)
-            .map_err(|e| Unreachable(ossl::describe(&e)))?;
+            .map_err(|e| ossl::describe(&e))?;
     }
-    let outcome = handshake::over_stream(ssl, stream, started);
-    let offered = group.unwrap_or("default list").to_owned();
-    Ok((outcome, offered))
+    Ok(handshake::over_stream(ssl, stream, started))
 }
 
 /// Why an answer shows the server is not a TLS 1.3 server at all (as
@@ -212,10 +210,10 @@ fn not_tls13(target: &Target, outcome: &Outcome) -> Option<String> {
     }
 }
 
-fn record(offered: String, outcome: &Outcome) -> Attempt {
+fn record(offered: &str, outcome: &Outcome) -> Attempt {
     let group = outcome.group();
     Attempt {
-        offered,
+        offered: offered.to_owned(),
         negotiated: group.map(groups::name),
         codepoint: group,
         post_quantum: group.is_some_and(groups::is_post_quantum),
@@ -242,12 +240,11 @@ pub fn run(
     let offers = POST_QUANTUM.iter().map(|g| Some(g.name)).chain([None]);
     let mut attempts = Vec::new();
     for group in offers {
-        let (outcome, offered) =
-            attempt(&target, &addrs, starttls, group, timeout).map_err(|Unreachable(why)| why)?;
+        let outcome = attempt(&target, &addrs, starttls, group, timeout)?;
         if let Some(why) = not_tls13(&target, &outcome) {
             return Err(why);
         }
-        attempts.push(record(offered, &outcome));
+        attempts.push(record(group.unwrap_or("default list"), &outcome));
     }
     let best = attempts.iter().find(|a| a.post_quantum);
     let default = attempts.last().expect("the default list is always tried");
