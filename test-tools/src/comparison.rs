@@ -37,13 +37,17 @@ pub struct SpeedResult {
     pub ops_per_sec: f64,
 }
 
-/// An implementation in the comparison.
+/// An implementation in a comparison, and what its tool runs it with
+/// (`tls-bench`: a loaded library context; nothing here).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Implementation {
+pub struct Implementation<T = ()> {
     /// Its name, as [`SpeedResult::implementation`] gives it.
     pub name: String,
     /// The version of the OpenSSL that ran it (`3.5.5`), when known.
     pub openssl_version: Option<String>,
+    /// What runs it; not serialized.
+    #[serde(skip)]
+    pub run: T,
 }
 
 impl Implementation {
@@ -52,6 +56,7 @@ impl Implementation {
         Self {
             name: name.to_owned(),
             openssl_version: openssl_version.map(str::to_owned),
+            run: (),
         }
     }
 }
@@ -145,14 +150,6 @@ impl Comparison {
         sets
     }
 
-    /// `m`'s median ops/s over the baseline's for the same parameter set and
-    /// operation (above 1: faster); `None` when the baseline has no such
-    /// result.
-    pub fn ratio_to_baseline(&self, m: &Measurement) -> Option<f64> {
-        let baseline = m.counterpart(&self.measurements, &self.baseline)?;
-        Some(m.ops_per_sec() / baseline.ops_per_sec())
-    }
-
     /// The rows of `parameter_set` (all when `None`): s/op (1 / the median
     /// ops/s), ops/s, rounds and the ratio to the baseline (`3.31x`); a blank
     /// line between operations when some operation has several rows.
@@ -194,7 +191,7 @@ impl Comparison {
                 Value::Num(1.0 / m.ops_per_sec()),
                 Value::Num(m.ops_per_sec()),
                 Value::Int(m.trials.len() as u64),
-                Value::num(self.ratio_to_baseline(m)),
+                Value::num(m.ratio_to(m.counterpart(&self.measurements, &self.baseline))),
                 Value::Json(json!(per_round)),
             ]);
         }

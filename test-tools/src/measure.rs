@@ -191,6 +191,12 @@ impl Measurement {
         }
     }
 
+    /// The median ops/s over `baseline`'s (above 1: faster), as every ratio
+    /// column gives it; `None` without a baseline or a finite ratio.
+    pub fn ratio_to(&self, baseline: Option<&Measurement>) -> Option<f64> {
+        Some(self.ops_per_sec() / baseline?.ops_per_sec()).filter(|r| r.is_finite())
+    }
+
     /// Operations over all trials.
     pub fn operations(&self) -> u64 {
         self.trials.iter().map(|t| t.operations).sum()
@@ -237,7 +243,7 @@ impl Measurement {
 
 /// The median of `values` (the mean of the middle two for an even count);
 /// `None` when empty.
-fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     let mut sorted: Vec<f64> = values.into_iter().collect();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();

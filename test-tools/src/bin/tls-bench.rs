@@ -22,8 +22,9 @@ use openssl::{asn1::Asn1Time, bn::BigNum, ec, hash::MessageDigest, nid::Nid, pke
 use openssl_sys as ffi;
 use serde_json::json;
 use test_tools::cli::{self, default_provider_dir, positive, Files, Progress};
+use test_tools::comparison::Implementation;
 use test_tools::evp_harness::{clear_openssl_errors, take_openssl_errors, Library};
-use test_tools::measure::{Measurement, Operation, Trial};
+use test_tools::measure::{median, Measurement, Operation, Trial};
 use test_tools::system_info::openssl_version;
 use test_tools::table::{Column, Style, Table, Value};
 
@@ -465,10 +466,9 @@ enum Lacking {
     NotAvailable,
 }
 
-/// An implementation: a library context and the property query its
-/// SSL_CTXs use.
-struct Implementation {
-    name: String,
+/// What runs an [`Implementation`]: a library context and the property
+/// query its SSL_CTXs use.
+struct Loaded {
     library: Library,
     propquery: Option<CString>,
     spelling: Spelling,
@@ -476,7 +476,7 @@ struct Implementation {
     description: String,
 }
 
-impl Implementation {
+impl Loaded {
     fn contexts(&self, group: &str, identity: &Identity) -> Result<GroupContexts<'_>, String> {
         let (propquery, spelled) = (self.propquery.as_deref(), self.spelling.of(group));
         let end = |identity| TlsContext::new(&self.library, propquery, spelled, identity);
@@ -558,7 +558,7 @@ impl Args {
 
 /// Loads an added provider and `default` into a library context of their
 /// own; `None`, with a note, for oqsprovider where it has no ML-KEM.
-fn load_added(added: &Added, notes: &mut Vec<String>) -> Result<Option<Implementation>, String> {
+fn load_added(added: &Added, notes: &mut Vec<String>) -> Result<Option<Loaded>, String> {
     let name = &added.name;
     let version = openssl::version::number();
     if added.spelling == Spelling::Oqsprovider && version >= OPENSSL_3_5 {
@@ -580,8 +580,7 @@ fn load_added(added: &Added, notes: &mut Vec<String>) -> Result<Option<Implement
          propquery {propquery}",
         module.display()
     );
-    Ok(Some(Implementation {
-        name: name.clone(),
+    Ok(Some(Loaded {
         library,
         propquery: Some(CString::new(propquery).map_err(|e| format!("{name}: {e}"))?),
         spelling: added.spelling,
@@ -596,10 +595,9 @@ fn load_implementations(
     args: &Args,
     notes: &mut Vec<String>,
     skipped: &mut Vec<String>,
-) -> Result<Vec<Implementation>, String> {
+) -> Result<Vec<Implementation<Loaded>>, String> {
     cli::require_provider(&args.provider_dir)?;
-    let ours = Implementation {
-        name: "ours".to_owned(),
+    let ours = Loaded {
         library: Library::load(Some(&args.provider_dir), "mlkem")
             .map_err(|e| format!("ours: {e}"))?,
         propquery: Some(OURS.to_owned()),
@@ -611,14 +609,20 @@ fn load_implementations(
             args.provider_dir.display()
         ),
     };
-    let native = Implementation {
-        name: "native".to_owned(),
+    let native = Loaded {
         library: Library::load(None, "default").map_err(|e| format!("native: {e}"))?,
         propquery: None,
         spelling: Spelling::OpenSsl,
         lacking: Lacking::LeftOut,
         description: "native: provider default alone in one OSSL_LIB_CTX".to_owned(),
     };
+    let implementation = |name: &str, run| Implementation {
+        name: name.to_owned(),
+        openssl_version: Some(openssl_version()),
+        run,
+    };
+    let ours = implementation("ours", ours);
+    let native = implementation("native", native);
     let mut implementations = vec![ours];
     // Native runs where the linked libssl has a non-classical group of the
     // list; on 3.0-3.4 it would only repeat ours' X25519.
@@ -628,7 +632,7 @@ fn load_implementations(
         .filter(|g| known_group(g).is_none_or(|(_, nid)| nid == ffi::NID_undef))
         .map(String::as_str)
         .collect();
-    if post_quantum.iter().any(|g| native.has_group(g)) {
+    if post_quantum.iter().any(|g| native.run.has_group(g)) {
         implementations.push(native);
     } else {
         skipped.push(native.name);
@@ -641,7 +645,7 @@ fn load_implementations(
     }
     for added in args.added() {
         match load_added(&added, notes)? {
-            Some(implementation) => implementations.push(implementation),
+            Some(run) => implementations.push(implementation(&added.name, run)),
             None => skipped.push(added.name),
         }
     }
@@ -666,10 +670,7 @@ impl Row {
     /// The median over rounds of `side`'s (0: client, 1: server) µs per
     /// handshake.
     fn side_us(&self, side: usize) -> Option<f64> {
-        let mut sorted = self.sides[side].clone();
-        sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        (n > 0).then(|| (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0)
+        median(self.sides[side].iter().copied())
     }
 }
 
@@ -684,20 +685,10 @@ fn ratio_column() -> Column {
 }
 
 /// The ratio of `m`'s handshakes/s to X25519's with the same implementation.
-fn ratio_to_baseline(all: &[Measurement], m: &Measurement) -> Option<f64> {
-    let baseline = all.iter().find(|b| {
-        b.implementation == m.implementation && b.parameter_set.eq_ignore_ascii_case(BASELINE_GROUP)
-    })?;
-    Some(m.ops_per_sec() / baseline.ops_per_sec()).filter(|r| r.is_finite())
-}
-
-/// The ratio of `row`'s handshakes/s to `baseline`'s for the same group.
-fn ratio_to_implementation(rows: &[Row], row: &Row, baseline: &str) -> Option<f64> {
-    let group = &row.measurement.parameter_set;
-    let base = rows.iter().find(|b| {
-        b.measurement.implementation == baseline && b.measurement.parameter_set == *group
-    })?;
-    Some(row.rate()? / base.rate()?)
+fn ratio_to_x25519(all: &[Measurement], m: &Measurement) -> Option<f64> {
+    let x25519 = |b: &&Measurement| b.parameter_set.eq_ignore_ascii_case(BASELINE_GROUP);
+    let mut same = all.iter().filter(|b| b.implementation == m.implementation);
+    m.ratio_to(same.find(x25519))
 }
 
 fn seconds_of(m: &Measurement) -> f64 {
@@ -766,11 +757,11 @@ fn results_table(rows: &[Row], baseline: Option<&str>) -> Table {
             Value::num(row.rate().map(|r| 1e3 / r)),
             Value::num(row.side_us(1)),
             Value::num(row.side_us(0)),
-            Value::num(ratio_to_baseline(&measurements, m)),
+            Value::num(ratio_to_x25519(&measurements, m)),
         ];
         if let Some(baseline) = baseline {
-            cells.push(Value::text(baseline));
-            cells.push(Value::num(ratio_to_implementation(rows, row, baseline)));
+            let ratio = m.ratio_to(m.counterpart(&measurements, baseline));
+            cells.extend([Value::text(baseline), Value::num(ratio)]);
         }
         let raw = m.trials.iter().zip(&row.sides[0]).zip(&row.sides[1]);
         let raw = raw.map(|((trial, client), server)| {
@@ -804,8 +795,9 @@ fn run_in_process(args: &Args) -> Result<(), String> {
                 measurement: Measurement::new(name, group, Operation::Handshake),
                 sides: [Vec::new(), Vec::new()],
             };
-            if implementation.lacking == Lacking::NotAvailable && !implementation.has_group(group) {
-                let spelled = implementation.spelling.of(group);
+            let run = &implementation.run;
+            if run.lacking == Lacking::NotAvailable && !run.has_group(group) {
+                let spelled = run.spelling.of(group);
                 let spelled = match spelled == group {
                     true => String::new(),
                     false => format!(" (spelled {spelled})"),
@@ -815,9 +807,9 @@ fn run_in_process(args: &Args) -> Result<(), String> {
                 contexts.push(None);
                 continue;
             }
-            let made = match implementation.contexts(group, &identity) {
+            let made = match run.contexts(group, &identity) {
                 Ok(made) => made,
-                Err(e) if implementation.lacking == Lacking::LeftOut => {
+                Err(e) if run.lacking == Lacking::LeftOut => {
                     notes.push(format!("{name}: skipped {group}: {e}"));
                     continue;
                 }
@@ -848,7 +840,7 @@ fn run_in_process(args: &Args) -> Result<(), String> {
     );
     implementations
         .iter()
-        .for_each(|i| println!("  {}", i.description));
+        .for_each(|i| println!("  {}", i.run.description));
     notes.iter().for_each(|note| println!("note: {note}"));
     lacking.iter().for_each(|l| println!("n/a: {l}"));
 
@@ -885,7 +877,7 @@ fn run_in_process(args: &Args) -> Result<(), String> {
         "openssl_version": openssl::version::version(),
         "budget": budget,
         "rounds": rounds,
-        "implementations": implementations.iter().map(|i| &i.description).collect::<Vec<_>>(),
+        "implementations": implementations.iter().map(|i| &i.run.description).collect::<Vec<_>>(),
         "baseline": args.baseline,
         "skipped": skipped,
         "notes": notes,
@@ -976,7 +968,7 @@ fn external_table(measurements: &[Measurement], failures: &[usize]) -> Table {
             Value::Int(failed as u64),
             Value::Num(seconds_of(m)),
             Value::Num(m.ops_per_sec()),
-            Value::num(ratio_to_baseline(measurements, m)),
+            Value::num(ratio_to_x25519(measurements, m)),
         ]);
     }
     table
