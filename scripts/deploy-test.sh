@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the Debian package and the README's deployment guide on this machine,
+# Tests the Debian package and the deployment guide (docs/deploying.md) on this machine,
 # for real: builds the .deb (scripts/package-deb.sh), installs it, uses the
 # system's OpenSSL with no -provider-path, serves TLS 1.3 from Debian's own
 # nginx (from apt, not rebuilt) with the provider enabled only through

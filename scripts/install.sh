@@ -17,13 +17,17 @@
 #   mlkem-provider-check.1.gz DATADIR/man/man1: its manual page
 #   mlkem-provider.cnf        beside the system openssl.cnf (Debian: /etc/ssl):
 #   mlkem-tls-groups.cnf      snippets an admin enables with `.include` lines
-#                             (see the README's deployment guide); openssl.cnf
+#                             (see docs/deploying.md); openssl.cnf
 #                             itself is never edited (--confdir DIR names the
 #                             directory of openssl.cnf instead)
 #   openssl-service.cnf       DATADIR/mlkem-provider: the system configuration
 #                             plus both snippets, for OPENSSL_CONF of one service
 #   README.md, openssl.cnf.example, copyright
 #                             DATADIR/doc/mlkem-provider
+#   docs/deploying.md, docs/deploying-servers.md, docs/configuration.md,
+#   docs/mlkem-provider-check.md
+#                             DATADIR/doc/mlkem-provider/docs: the guides the
+#                             README links to for administrators
 # DATADIR is /usr/local/share (--datadir to change it; the Debian package uses
 # /usr/share). With --prefix DIR everything goes under DIR instead:
 # DIR/lib/ossl-modules/mlkem.so, DIR/bin/mlkem-provider-check,
@@ -114,6 +118,8 @@ fi
 share_dir=$datadir/mlkem-provider
 doc_dir=$datadir/doc/mlkem-provider
 man_dir=$datadir/man/man1
+# The administrators' guides, under the names the README's links use.
+guides=(deploying.md deploying-servers.md configuration.md mlkem-provider-check.md)
 files=(
     "$modules_dir/mlkem.so"
     "$bin_dir/mlkem-provider-check"
@@ -124,6 +130,7 @@ files=(
     "$doc_dir/README.md"
     "$doc_dir/openssl.cnf.example"
     "$doc_dir/copyright"
+    "${guides[@]/#/$doc_dir/docs/}"
 )
 
 if $uninstall; then
@@ -133,7 +140,7 @@ if $uninstall; then
             echo "$file"
         fi
     done
-    rmdir "$destdir$share_dir" "$destdir$doc_dir" 2>/dev/null || true
+    rmdir "$destdir$share_dir" "$destdir$doc_dir/docs" "$destdir$doc_dir" 2>/dev/null || true
     log "removed; delete any '.include $conf_dir/mlkem-*.cnf' line you added to $system_conf"
     exit 0
 fi
@@ -176,6 +183,9 @@ put 0644 "$staging/openssl-service.cnf" "$share_dir/openssl-service.cnf"
 put 0644 "$script_dir/../README.md" "$doc_dir/README.md"
 put 0644 "$script_dir/../openssl.cnf.example" "$doc_dir/openssl.cnf.example"
 put 0644 "$script_dir/package/copyright" "$doc_dir/copyright"
+for guide in "${guides[@]}"; do
+    put 0644 "$script_dir/../docs/$guide" "$doc_dir/docs/$guide"
+done
 # gzip -n: no name or time stamp in the header, so the same page gives the
 # same bytes (reproducible packages).
 gzip -9n <"$script_dir/package/mlkem-provider-check.1" >"$staging/mlkem-provider-check.1.gz"
