@@ -9,9 +9,8 @@
 //! faster one-way permutation for their CPU.
 //!
 //! Why not the `sha3` hashers themselves: their incremental buffering costs
-//! about a third on top of the permutations on these short inputs (measured:
-//! 4.4k cycles to squeeze 504 bytes of SHAKE128, against 2.7k for its three
-//! permutations). Every function here is tested byte for byte against
+//! about a third on top of the permutations on these short inputs (see
+//! docs/performance.md, "Lab notes"). Every function here is tested byte for byte against
 //! `sha3`. Sponge states are zeroized on drop: most inputs are secret.
 
 use crate::profile_hooks::{count, Primitive};
@@ -92,7 +91,9 @@ impl<const RATE: usize, F: Permutation> Drop for Sponge<RATE, F> {
 }
 
 /// XORs one block of input (whole 8-byte words) into the first lanes,
-/// little-endian.
+/// little-endian. For the sponge pools, which absorb lane by lane (only
+/// the x86-64 backends have pools).
+#[cfg(any(target_arch = "x86_64", test))]
 #[inline(always)]
 pub(crate) fn xor_block(state: &mut [u64; 25], block: &[u8]) {
     for (lane, bytes) in state.iter_mut().zip(block.chunks_exact(8)) {
@@ -146,7 +147,9 @@ pub(crate) fn xor_padding(state: &mut [u64; 25], filled: usize, domain: u8, rate
 
 /// XORs block `index` of the padded message `data` (rate `RATE`) into the
 /// state: whole blocks as they are, the last one (block `data.len() /
-/// RATE`, possibly with no data) padded.
+/// RATE`, possibly with no data) padded. For the sponge pools, as
+/// [`xor_block`].
+#[cfg(any(target_arch = "x86_64", test))]
 #[inline(always)]
 pub(crate) fn xor_padded_block<const RATE: usize>(
     state: &mut [u64; 25],

@@ -11,7 +11,7 @@ use core::marker::PhantomData;
 use subtle::{Choice, ConstantTimeEq};
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
-use crate::backend::{dispatch, Backend};
+use crate::backend::{dispatch, Backend, PolyKernels};
 use crate::error::{check_length, Error};
 use crate::params::{ByteArray, ParameterSet};
 use crate::poly::{zeroize_all, Poly};

@@ -7,7 +7,7 @@
 
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::backend::{Backend, KeyBuffers};
+use crate::backend::{sample_noise_eta, Backend, KeyBuffers};
 use crate::encode::encoded_len;
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{transpose, zeroize_all, Poly};
@@ -52,8 +52,8 @@ pub(crate) fn generate<P: ParameterSet, B: Backend>(
 
     // ŝ and ê with PRF nonces 0..k and k..2k.
     let mut e = P::PolyVec::zeroed();
-    sample_noise::<B>(P::ETA1, sigma, 0, s_hat);
-    sample_noise::<B>(P::ETA1, sigma, k as u8, e.as_mut());
+    sample_noise_eta::<B>(P::ETA1, sigma, 0, s_hat);
+    sample_noise_eta::<B>(P::ETA1, sigma, k as u8, e.as_mut());
     for p in s_hat.iter_mut().chain(e.as_mut().iter_mut()) {
         B::ntt(p);
     }
@@ -109,21 +109,8 @@ pub(crate) fn encrypt<P: ParameterSet, B: Backend>(
     encrypt_with_noise::<P, B>(expanded, m, y.as_mut(), noise.as_mut(), ct);
 }
 
-/// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17): y (k polynomials,
-/// eta1, PRF nonces 0..k) and e1 ‖ e2 (k + 1 polynomials, eta2, nonces
-/// k..2k+1), from the randomness r, one noise vector after the other: the
-/// default of `Backend::sample_encryption_noise`.
-pub(crate) fn sample_encryption_noise<P: ParameterSet, B: Backend>(
-    r: &[u8; 32],
-    y: &mut [Poly],
-    e1_e2: &mut [Poly],
-) {
-    sample_noise::<B>(P::ETA1, r, 0, y);
-    sample_noise::<B>(P::ETA2, r, P::K as u8, e1_e2);
-}
-
 /// Algorithm 14 after its noise is sampled (see
-/// [`sample_encryption_noise`]): `y` (transformed here) and `noise` = e1 ‖
+/// `Schedule::sample_encryption_noise`): `y` (transformed here) and `noise` = e1 ‖
 /// e2; both are zeroized before returning.
 pub(crate) fn encrypt_with_noise<P: ParameterSet, B: Backend>(
     expanded: &[Poly],
@@ -192,17 +179,6 @@ pub(crate) fn decrypt<P: ParameterSet, B: Backend>(s_hat: &[Poly], ct: &[u8], m:
     w.zeroize();
 }
 
-/// Noise for each polynomial of `out`, with consecutive PRF nonces from
-/// `nonce`; selects the backend's routine for the (compile-time) eta.
-#[inline(always)]
-fn sample_noise<B: Backend>(eta: usize, seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
-    match eta {
-        2 => B::sample_noise::<2>(seed, nonce, out),
-        3 => B::sample_noise::<3>(seed, nonce, out),
-        _ => unreachable!("FIPS 203 uses eta = 2 or 3 only"),
-    }
-}
-
 #[inline(always)]
 fn compress_encode<B: Backend>(d: usize, p: &Poly, out: &mut [u8]) {
     match d {
@@ -261,7 +237,7 @@ mod tests {
         (expanded, s_hat, ek, h)
     }
 
-    /// The AVX2 key generation (a pool of sponges, `keygen_avx2`) against
+    /// The AVX2 key generation (a pool of sponges, `x86_64::pools::keygen`) against
     /// the sequential one on 300 seeds, some of whose matrices need a
     /// fourth block.
     fn avx2_matches_sequential<P: ParameterSet>() {

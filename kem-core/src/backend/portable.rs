@@ -1,9 +1,12 @@
 //! The portable backend: plain Rust on every target, and the reference that
 //! every SIMD backend must match byte for byte.
 
-use super::Backend;
+use super::traits::{Keccak, PolyKernels, Sampling, Schedule};
 
-/// Portable Rust; uses every default of [`Backend`].
+/// Portable Rust: every default of the backend interface.
 pub(crate) struct Portable;
 
-impl Backend for Portable {}
+impl Keccak for Portable {}
+impl PolyKernels for Portable {}
+impl Sampling for Portable {}
+impl Schedule for Portable {}

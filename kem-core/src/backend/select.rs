@@ -110,7 +110,7 @@ impl BackendKind {
             #[cfg(target_arch = "x86_64")]
             BackendKind::Avx512Keccak | BackendKind::Avx512 => "avx512-x8",
             #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
-            BackendKind::Neon if super::keccak_x2_neon::has_sha3() => "neon-sha3-x2",
+            BackendKind::Neon if crate::backend::aarch64::has_sha3() => "neon-sha3-x2",
             #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
             BackendKind::Neon => "neon-x2",
         }
@@ -154,15 +154,10 @@ thread_local! {
 ///
 /// Intel cores power up their 512-bit multipliers and lower their clock
 /// for code that uses them, and drop back after well under a millisecond
-/// without them. Measured on a Rocket Lake class Xeon (family 6, model
-/// 167), ML-KEM-768: after 0.8 ms of scalar work, decapsulation from bytes
-/// took 27.2k TSC ticks on `avx512` against 18.0k on `avx512-keccak`
-/// (17.6k and 17.5k back to back), and in-process TLS 1.3 handshakes
-/// (`tls-bench`) ran 7-8% faster on `avx512-keccak` for MLKEM768,
-/// X25519MLKEM768 and MLKEM1024: the clock change slows the whole
-/// handshake. Only operations repeated back to back, as in `openssl
-/// speed`, run faster on `avx512` there (encapsulation with a parsed key by
-/// about 15%). AMD's cores run 512-bit code at their usual clock.
+/// without them, so an operation between other work (a TLS handshake)
+/// pays the change; only operations repeated back to back gain from the
+/// 512-bit arithmetic there. AMD's cores run 512-bit code at their usual
+/// clock (measurements: docs/performance.md, "Lab notes").
 pub fn preferred_backend() -> BackendKind {
     // The last of `BackendKind::ALL` that this CPU runs: the widest SIMD.
     let widest = *available_backends()

@@ -2,8 +2,8 @@
 //! (FIPS 203 Algorithms 9 to 12), for an AVX-512 backend.
 //!
 //! Every function computes exactly the same `i16` values, in the same
-//! coefficient order, as its AVX2 counterpart ([`super::ntt_avx2::ntt`],
-//! [`super::ntt_avx2::inv_ntt`], [`super::basemul_avx2::multiply_accumulate`])
+//! coefficient order, as its AVX2 counterpart ([`crate::backend::x86_64::ntt256::ntt`],
+//! [`crate::backend::x86_64::ntt256::inv_ntt`], [`crate::backend::x86_64::basemul256::multiply_accumulate`])
 //! and hence as the portable code in [`crate::ntt`]: each output coefficient
 //! goes through the same lane-wise formulas (`fqmul` as two 16-bit half
 //! products with the same operands, `barrett_reduce` with V = 20159, the same
@@ -63,7 +63,7 @@
 //!
 //! `multiply_accumulate` keeps the portable order too: a vector holds 16
 //! coefficient pairs, and each pair's c0 and c1 are one `vpmaddwd` lane each,
-//! as in `basemul_avx2` (the swap of a pair is a 16-bit `vprold`).
+//! as in `x86_64::basemul256` (the swap of a pair is a 16-bit `vprold`).
 //!
 //! Nothing here branches on or indexes by a coefficient value.
 
@@ -77,8 +77,8 @@ use core::arch::x86_64::{
 
 use core::borrow::Borrow;
 
-use super::mem_avx2::{load512, store512};
-use super::ntt_avx2::Q_INV;
+use crate::backend::x86_64::mem::{load512, store512};
+use crate::backend::x86_64::ntt256::Q_INV;
 use crate::field::Q;
 use crate::ntt::{GAMMAS, INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
@@ -428,7 +428,7 @@ fn inverse_pair(x: &mut __m512i, y: &mut __m512i, m: usize) {
 }
 
 /// Algorithm 9: NTT, in place, with the same output as
-/// [`super::ntt_avx2::ntt`] and [`crate::ntt::ntt`]: input coefficients
+/// [`crate::backend::x86_64::ntt256::ntt`] and [`crate::ntt::ntt`]: input coefficients
 /// below q in absolute value, output reduced into [-(q-1)/2, (q-1)/2], FIPS
 /// 203 (portable) coefficient order.
 ///
@@ -454,7 +454,7 @@ pub(crate) fn ntt(p: &mut Poly) {
 }
 
 /// Algorithm 10: NTT^-1, in place, times 2^16, with the same output as
-/// [`super::ntt_avx2::inv_ntt`] and [`crate::ntt::inv_ntt`]: input
+/// [`crate::backend::x86_64::ntt256::inv_ntt`] and [`crate::ntt::inv_ntt`]: input
 /// coefficients at most q in absolute value, output below q in absolute
 /// value, FIPS 203 (portable) coefficient order.
 ///
@@ -500,7 +500,7 @@ const ODD_LANES: u32 = 0xAAAA_AAAA;
 
 /// Σ a_i ∘ b_i on the 32 coefficients (16 pairs) of vector `index`, as the
 /// two vectors of exact 32-bit sums (c0 of the 16 pairs, c1 of the 16
-/// pairs), as in `basemul_avx2::pair_sums`.
+/// pairs), as in `x86_64::basemul256::pair_sums`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn pair_sums(a: &[impl Borrow<Poly>], b: &[Poly], index: usize) -> (__m512i, __m512i) {
@@ -538,7 +538,7 @@ fn montgomery_reduce_pairs(c0: __m512i, c1: __m512i) -> __m512i {
 
 /// Algorithms 11 and 12: `acc` = Σ a_i ∘ b_i · 2^-16, reduced into
 /// [-(q-1)/2, (q-1)/2], with the same output as
-/// [`super::basemul_avx2::multiply_accumulate`] and
+/// [`crate::backend::x86_64::basemul256::multiply_accumulate`] and
 /// [`crate::ntt::multiply_accumulate`]. Inputs below q in absolute value,
 /// k = `a.len()` = `b.len()` ≤ 4.
 ///
@@ -575,7 +575,7 @@ pub(crate) fn multiply_accumulate_range(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{basemul_avx2, ntt_avx2};
+    use crate::backend::x86_64::{basemul256, ntt256};
 
     /// Runs a test body if the CPU has AVX-512F and AVX-512BW, else reports
     /// the skip: the one place these tests turn the detection into the
@@ -698,7 +698,7 @@ mod tests {
     fn check_ntt() {
         for (n, input) in inputs(Q - 1, 2500, 1).into_iter().enumerate() {
             let mut expect = input;
-            ntt_avx2::ntt(&mut expect);
+            ntt256::ntt(&mut expect);
             let mut got = input;
             ntt(&mut got);
             assert_eq!(got.coeffs, expect.coeffs, "input {n}");
@@ -709,7 +709,7 @@ mod tests {
     fn check_inv_ntt() {
         for (n, input) in inputs(Q, 2500, 2).into_iter().enumerate() {
             let mut expect = input;
-            ntt_avx2::inv_ntt(&mut expect);
+            ntt256::inv_ntt(&mut expect);
             let mut got = input;
             inv_ntt(&mut got);
             assert_eq!(got.coeffs, expect.coeffs, "input {n}");
@@ -771,7 +771,7 @@ mod tests {
                 }
                 let (a, b) = polys[..2 * k].split_at(k);
                 let mut expect = Poly::ZERO;
-                basemul_avx2::multiply_accumulate(&mut expect, a, b);
+                basemul256::multiply_accumulate(&mut expect, a, b);
                 let mut got = Poly { coeffs: [7; N] };
                 multiply_accumulate(&mut got, a, b);
                 assert_eq!(got.coeffs, expect.coeffs, "k = {k}, input {n}");
@@ -790,15 +790,10 @@ mod tests {
                     let expected = &expect.coeffs[start..start + len];
                     assert_eq!(part[..len], *expected, "k = {k}, input {n}, from {start}");
                     if n < 50 {
-                        let mut default = [0i16; 96];
-                        <crate::backend::Portable as crate::backend::Backend>::multiply_accumulate_range(
-                            &mut default[..len],
-                            &row,
-                            b,
-                            start,
-                        );
+                        let mut portable = Poly::ZERO;
+                        crate::ntt::multiply_accumulate(&mut portable, a, b);
                         assert_eq!(
-                            default[..len],
+                            portable.coeffs[start..start + len],
                             *expected,
                             "k = {k}, input {n}, from {start}"
                         );

@@ -25,7 +25,7 @@ use core::arch::aarch64::{
     vshlq_u32, vshlq_u64, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u32, vshrq_n_u64,
 };
 
-use super::mem_neon::{
+use crate::backend::aarch64::mem::{
     load_i16, load_i32, load_pairs, load_triples, load_u8, load_u8x8, store_i16, store_pairs,
     store_triples, store_u8, store_u8x8,
 };
@@ -283,7 +283,9 @@ pub(super) fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::backend::{Backend, Neon, Portable};
+    use crate::backend::aarch64::Neon;
+    use crate::backend::portable::Portable;
+    use crate::backend::traits::PolyKernels;
     use crate::field::Q;
     use crate::poly::{Poly, N};
 

@@ -24,35 +24,26 @@
 //! shuffle) and by 1, whose left shift is an addition, which runs on more
 //! execution ports than a shift. Per round that is about 190 vector
 //! operations plus one load and one store per lane, so the loop is bound by
-//! ALU throughput. Measured on an AMD EPYC (Zen 4) with rdtsc: about 950
-//! cycles for the four permutations, against about 870 for one scalar
+//! ALU throughput: the four permutations cost about as much as one scalar
 //! `keccak::f1600`.
 //!
 //! The AVX-512 backends have their own form here: with AVX-512VL,
 //! rotations are one `vprolq` and chi one `vpternlogq`, about half the
-//! operations per round on the same 256-bit vectors (rdtsc on a Sapphire
-//! Rapids class Xeon: about 650 ticks against 1,310 for the AVX2 form). It
-//! also runs their one-way Keccak, broadcast to the four instances (670
-//! ticks there, against 688 for the scalar permutation).
+//! operations per round on the same 256-bit vectors. It also runs their
+//! one-way Keccak, broadcast to the four instances, at about the cost of
+//! the scalar permutation.
 //!
 //! On AVX-512 the column parities C of theta are recomputed at the start
 //! of each round with three-way XORs (`vpternlogq` 0x96, two a column)
 //! rather than accumulated with two-input XORs as the output planes are
 //! produced, as the AVX2 form does: 10 instructions a round instead of 20
-//! (see [`theta_parity`]). On a Xeon with AVX-512 (family 6, model 167)
-//! it took 1-3% off nearly every operation of both AVX-512 backends (four
-//! interleaved `bench` runs each, all three sets), the AVX2 backend
-//! unchanged.
+//! (see [`theta_parity`]).
 //!
 //! Theta's D[x] is one vector per column, applied to each lane with one
-//! XOR. Keeping it as the pair (C[x - 1], rotl(C[x + 1], 1)) and applying
-//! both with one three-way XOR (`vpternlogq`) saves five XORs a round and
-//! took about 4% off on that Xeon, but it keeps ten vectors live instead of
-//! five, and on an AMD EPYC (Zen 4) LLVM then spills twice as often
-//! (43 stack accesses per two rounds against 21): the four-way permutation
-//! took 659 ticks against 546 with one vector, and the eight-way one
-//! (`keccak_x8`) 1,263-1,339 against 1,037 (rdtsc, best of seven runs of
-//! 200,000 permutations, 64-byte aligned states).
+//! XOR. Keeping it as the pair (C[x - 1], rotl(C[x + 1], 1)) would save
+//! five XORs a round but keeps ten vectors live instead of five, and LLVM
+//! then spills twice as often on some cores (the measurements of these
+//! choices: docs/performance.md, "Lab notes").
 //!
 //! The pools of sponges keep each sponge lane-major and permute the ones
 //! that can move ([`permute_selected`]): two 4×4 transposes per group of
@@ -62,7 +53,7 @@
 //!
 //! Since Rust 1.87 the value-only intrinsics are safe to call inside a
 //! `#[target_feature]` function with their features, and states move in
-//! and out through `mem_avx2`: no `unsafe` here. Callers outside an AVX2
+//! and out through `x86_64::mem`: no `unsafe` here. Callers outside an AVX2
 //! function (AVX-512VL for the `_avx512vl` forms) need `unsafe` and the
 //! feature check.
 
@@ -75,8 +66,8 @@ use core::arch::x86_64::{
 
 use zeroize::Zeroize;
 
-use super::keccak_f1600::ROUND_CONSTANTS;
-use super::mem_avx2::{load256, store256};
+use crate::backend::x86_64::keccak::x1::ROUND_CONSTANTS;
+use crate::backend::x86_64::mem::{load256, store256};
 
 /// `a ^ b`.
 macro_rules! xor {
@@ -293,7 +284,7 @@ macro_rules! keccak_f1600_rounds {
 }
 
 // The rounds, for the eight-way permutation on 512-bit vectors.
-pub(super) use {keccak_f1600_rounds, round, theta_parity};
+pub(crate) use {keccak_f1600_rounds, round, theta_parity};
 
 /// Keccak-f[1600] (24 rounds) on each of the four interleaved states.
 #[inline]
@@ -335,9 +326,9 @@ macro_rules! rol_native {
 /// the operations. A macro, so that both permutations on it run the rounds
 /// in their own frame, on a copy LLVM keeps in registers: as a function of
 /// its own (never inlined, with two callers), the state went through memory
-/// once more each way, which cost about 60 of the 640 ticks of a step of
-/// three sponges (rdtsc, Zen 4). Its callers align their frames for the
-/// rounds' spills (`mem_avx2::align_spill_slots`).
+/// once more each way (about a tenth of a step of three sponges). Its
+/// callers align their frames for the
+/// rounds' spills (`x86_64::mem::align_spill_slots`).
 macro_rules! keccak_f1600_x4_avx512vl_rounds {
     ($state:expr) => {{
         let state: &mut [__m256i; 25] = $state;
@@ -367,7 +358,7 @@ fn keccak_f1600_x4_avx512vl(state: &mut [__m256i; 25]) {
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn keccak_f1600_avx512vl(state: &mut [u64; 25]) {
-    super::mem_avx2::align_spill_slots!();
+    crate::backend::x86_64::mem::align_spill_slots!();
     let mut vectors: [__m256i; 25] =
         core::array::from_fn(|lane| _mm256_set1_epi64x(state[lane] as i64));
     keccak_f1600_x4_avx512vl_rounds!(&mut vectors);
@@ -441,7 +432,7 @@ pub(crate) fn permute_selected(states: &mut [[u64; 25]], chosen: &[usize]) {
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
 pub(crate) fn permute_selected_avx512vl(states: &mut [[u64; 25]], chosen: &[usize]) {
-    super::mem_avx2::align_spill_slots!();
+    crate::backend::x86_64::mem::align_spill_slots!();
     permute_selected_with!(states, chosen, keccak_f1600_x4_avx512vl);
 }
 
@@ -536,7 +527,7 @@ mod tests {
 
     #[test]
     fn permutation_matches_keccak_crate() {
-        crate::backend::run_if_avx2(check_permutation);
+        crate::backend::x86_64::run_if_avx2(check_permutation);
     }
 
     /// Every subset size, the chosen states scattered among others that
@@ -569,7 +560,7 @@ mod tests {
 
     #[test]
     fn selected_states_match_the_keccak_crate() {
-        crate::backend::run_if_avx2(check_permute_selected_avx2);
+        crate::backend::x86_64::run_if_avx2(check_permute_selected_avx2);
         if !(is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl")) {
             eprintln!("AVX-512VL not available; skipping its permutation");
             return;

@@ -37,7 +37,7 @@ const ROUND_CONSTANTS: [u64; 24] = {
 };
 
 /// Whether this CPU has the SHA-3 extension (detected once by std).
-pub(super) fn has_sha3() -> bool {
+pub(crate) fn has_sha3() -> bool {
     std::arch::is_aarch64_feature_detected!("sha3")
 }
 

@@ -1,5 +1,5 @@
 //! Noise sampling for the x86-64 SIMD backends: the PRF streams of a noise
-//! vector, `Backend::KECCAK_WIDTH` at a time on the backend's multi-way
+//! vector, `PoolKernels::KECCAK_WIDTH` at a time on the backend's multi-way
 //! permutation, then SamplePolyCBD (FIPS 203, Algorithm 8) on AVX2; and
 //! K-PKE.Encrypt's two noise vectors, which for ML-KEM-512 run as one pool
 //! ([`sample_encryption_noise`]).
@@ -12,7 +12,8 @@
 //! two blocks. Everything here is secret: the states and the byte buffers
 //! are wiped before returning.
 
-use super::{cbd_avx2, Backend};
+use super::PoolKernels;
+use crate::backend::x86_64::cbd;
 use crate::hash::{read_lanes, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
@@ -21,7 +22,7 @@ use crate::wipe::wipe;
 
 /// The state of SHAKE256 after absorbing `seed ‖ nonce` (one padded block).
 #[inline(always)]
-pub(super) fn prf_state(seed: &[u8; 32], nonce: u8) -> [u64; 25] {
+pub(crate) fn prf_state(seed: &[u8; 32], nonce: u8) -> [u64; 25] {
     let mut state = [0u64; 25];
     for (lane, bytes) in state.iter_mut().zip(seed.chunks_exact(8)) {
         *lane = u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
@@ -36,7 +37,7 @@ pub(super) fn prf_state(seed: &[u8; 32], nonce: u8) -> [u64; 25] {
 /// buffers are no larger than the batch: stack matters, see the stack
 /// budget test).
 #[target_feature(enable = "avx2")]
-pub(super) fn sample_noise<B: Backend, const ETA: usize, const W: usize>(
+pub(crate) fn sample_noise<B: PoolKernels, const ETA: usize, const W: usize>(
     seed: &[u8; 32],
     nonce: u8,
     out: &mut [Poly],
@@ -68,7 +69,7 @@ const fn first_indices<const W: usize>() -> [usize; W] {
 /// One batch for eta = 2: 128 bytes, the first 16 lanes of one block, read
 /// by the CBD straight from the state.
 #[target_feature(enable = "avx2")]
-fn batch_eta2<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mut [Poly]) {
+fn batch_eta2<B: PoolKernels, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mut [Poly]) {
     let mut states = [[0u64; 25]; W];
     for (state, offset) in states.iter_mut().zip(0u8..).take(batch.len()) {
         *state = prf_state(seed, nonce.wrapping_add(offset));
@@ -76,7 +77,7 @@ fn batch_eta2<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
     B::keccak_f1600_many(&mut states, &first_indices::<W>()[..batch.len()]);
     for (poly, state) in batch.iter_mut().zip(&states) {
         let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
-        cbd_avx2::sample_poly_cbd2(words, poly);
+        cbd::sample_poly_cbd2(words, poly);
     }
     wipe(&mut states, [[0; 25]; W]);
 }
@@ -84,7 +85,7 @@ fn batch_eta2<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
 /// One batch for eta = 3: 192 bytes, two blocks.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
-fn batch_eta3<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mut [Poly]) {
+fn batch_eta3<B: PoolKernels, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mut [Poly]) {
     let chosen = &first_indices::<W>()[..batch.len()];
     let mut states = [[0u64; 25]; W];
     let mut bytes = [[0u8; 64 * 3]; W];
@@ -98,14 +99,14 @@ fn batch_eta3<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
     B::keccak_f1600_many(&mut states, chosen);
     for ((poly, buffer), state) in batch.iter_mut().zip(bytes.iter_mut()).zip(&states) {
         read_lanes(state, &mut buffer[SHAKE256_RATE..]);
-        cbd_avx2::sample_poly_cbd::<3>(buffer, poly);
+        cbd::sample_poly_cbd::<3>(buffer, poly);
     }
     wipe(&mut states, [[0; 25]; W]);
     wipe(&mut bytes, [[0; 64 * 3]; W]);
 }
 
 /// The noise of K-PKE.Encrypt (Algorithm 14, lines 9-17), the contract of
-/// `Backend::sample_encryption_noise`: the k PRF streams of y (eta1,
+/// `Schedule::sample_encryption_noise`: the k PRF streams of y (eta1,
 /// nonces 0..k) and the k + 1 of e1 ‖ e2 (eta2 = 2, nonces k..2k + 1).
 ///
 /// With eta1 = 2 that is the default, [`sample_noise`] on each vector.
@@ -115,14 +116,14 @@ fn batch_eta3<B: Backend, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mu
 /// y's second blocks beside e2. The schedule is fixed; the states and
 /// buffers are secret and wiped.
 #[target_feature(enable = "avx2")]
-pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
+pub(crate) fn sample_encryption_noise<B: PoolKernels, P: ParameterSet>(
     r: &[u8; 32],
     y: &mut [Poly],
     e1_e2: &mut [Poly],
 ) {
     const { assert!(P::ETA2 == 2 && (P::ETA1 == 2 || P::K == 2) && B::KECCAK_WIDTH >= 4) };
     if P::ETA1 == 2 {
-        crate::pke::sample_encryption_noise::<P, B>(r, y, e1_e2);
+        crate::backend::traits::sequential_encryption_noise::<P, B>(r, y, e1_e2);
         return;
     }
     debug_assert!(y.len() == 2 && e1_e2.len() == 3);
@@ -132,7 +133,7 @@ pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
     let eta2_from = |state: &[u64; 25], poly: &mut Poly| {
         // eta = 2: 128 bytes, the first 16 lanes of the block.
         let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
-        cbd_avx2::sample_poly_cbd2(words, poly);
+        cbd::sample_poly_cbd2(words, poly);
     };
     // Step 1: y's first blocks, kept until their second ones come, and e1.
     B::keccak_f1600_many(&mut states, &[0, 1, 2, 3]);
@@ -146,7 +147,7 @@ pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
     B::keccak_f1600_many(&mut states, &[0, 1, 4]);
     for ((poly, buffer), state) in y.iter_mut().zip(bytes.iter_mut()).zip(&states) {
         read_lanes(state, &mut buffer[SHAKE256_RATE..]);
-        cbd_avx2::sample_poly_cbd::<3>(buffer, poly);
+        cbd::sample_poly_cbd::<3>(buffer, poly);
     }
     eta2_from(&states[4], &mut e1_e2[2]);
     wipe(&mut states, [[0; 25]; 5]);
@@ -156,7 +157,9 @@ pub(super) fn sample_encryption_noise<B: Backend, P: ParameterSet>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Portable;
+    use crate::backend::portable::Portable;
+    use crate::backend::traits::Schedule;
+    use crate::backend::x86_64::{Avx2, Avx512};
 
     /// A backend's `sample_encryption_noise`.
     type EncryptionNoise = fn(&[u8; 32], &mut [Poly], &mut [Poly]);
@@ -165,21 +168,21 @@ mod tests {
     /// portable default (one vector after the other), for each parameter
     /// set and several seeds.
     fn check_encryption_noise<P: ParameterSet>() {
-        use crate::backend::BackendKind;
+        use crate::backend::select::BackendKind;
         let k = P::K;
         for seed in 0..8u8 {
             let r: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ seed);
             let mut expected = [Poly::ZERO; 9];
             let (y, e1_e2) = expected[..2 * k + 1].split_at_mut(k);
-            crate::pke::sample_encryption_noise::<P, Portable>(&r, y, e1_e2);
+            crate::backend::traits::sequential_encryption_noise::<P, Portable>(&r, y, e1_e2);
             let backends: [(BackendKind, EncryptionNoise); 2] = [
                 (
                     BackendKind::Avx2,
-                    crate::backend::Avx2::sample_encryption_noise::<P>,
+                    <Avx2 as Schedule>::sample_encryption_noise::<P>,
                 ),
                 (
                     BackendKind::Avx512,
-                    crate::backend::Avx512::sample_encryption_noise::<P>,
+                    <Avx512 as Schedule>::sample_encryption_noise::<P>,
                 ),
             ];
             for (kind, sample) in backends {

@@ -13,19 +13,21 @@
 //! one-way permutation. For ML-KEM-768 on AVX-512 that is one four-way, one
 //! eight-way and seven one-way permutations, where G, J and the noise took
 //! ten one-way and two four-way ones. Where J was computed while the key
-//! was parsed (`DecapsulationKey::decapsulate_bytes`, see `expand_avx2`,
+//! was parsed (`DecapsulationKey::decapsulate_bytes`, see `x86_64::pools::expand`,
 //! which also holds J's sponge, [`Rejection`]), the pool is G and the noise
 //! alone.
 //!
 //! The schedule depends only on the lengths (public); every state and
 //! buffer holds secrets (m', z, r', the noise) and is wiped before
 //! returning. The results are those of the sequential default
-//! (`Backend::decaps_hashes`), byte for byte: each sponge absorbs the same
+//! (`Schedule::decaps_hashes`), byte for byte: each sponge absorbs the same
 //! blocks.
 
-use super::expand_avx2::Rejection;
-use super::noise_x86::prf_state;
-use super::{cbd_avx2, Backend, DecapsHashInput};
+use super::PoolKernels;
+use crate::backend::traits::DecapsHashInput;
+use crate::backend::x86_64::cbd;
+use crate::backend::x86_64::pools::expand::Rejection;
+use crate::backend::x86_64::pools::noise::prf_state;
 use crate::hash::{
     read_lanes, xor_block, xor_bytes, xor_padding, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE,
 };
@@ -40,9 +42,9 @@ const J: usize = 0;
 
 /// The pool for parameter set `P` on backend `B`, `W` states wide (at
 /// least two, at most `B::KECCAK_WIDTH`): the contract of
-/// `Backend::decaps_hashes`.
+/// `Schedule::decaps_hashes`.
 #[target_feature(enable = "avx2")]
-pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
+pub(crate) fn decaps_hashes<B: PoolKernels, P: ParameterSet, const W: usize>(
     input: &DecapsHashInput<'_>,
     y: &mut [Poly],
     e1_e2: &mut [Poly],
@@ -111,7 +113,7 @@ pub(super) fn decaps_hashes<B: Backend, P: ParameterSet, const W: usize>(
 /// block while J has one. (`ETA` is a constant so that the eta = 3 branch
 /// and its buffers stay out of the other sets' stack frames.)
 #[target_feature(enable = "avx2")]
-fn sample_beside<B: Backend, const W: usize, const ETA: usize>(
+fn sample_beside<B: PoolKernels, const W: usize, const ETA: usize>(
     states: &mut [[u64; 25]; W],
     j: &mut Rejection<'_>,
     r: &[u8; 32],
@@ -129,7 +131,7 @@ fn sample_beside<B: Backend, const W: usize, const ETA: usize>(
         if ETA == 2 {
             for (poly, state) in batch.iter_mut().zip(&states[1..]) {
                 let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
-                cbd_avx2::sample_poly_cbd2(words, poly);
+                cbd::sample_poly_cbd2(words, poly);
             }
         } else {
             // eta = 3 (ML-KEM-512's y: two streams): 192 bytes, two blocks.
@@ -142,7 +144,7 @@ fn sample_beside<B: Backend, const W: usize, const ETA: usize>(
             for ((poly, buffer), state) in batch.iter_mut().zip(bytes.iter_mut()).zip(&states[1..])
             {
                 read_lanes(state, &mut buffer[SHAKE256_RATE..]);
-                cbd_avx2::sample_poly_cbd::<3>(buffer, poly);
+                cbd::sample_poly_cbd::<3>(buffer, poly);
             }
             wipe(&mut bytes, [[0; 64 * 3]; 2]);
         }
@@ -153,7 +155,7 @@ fn sample_beside<B: Backend, const W: usize, const ETA: usize>(
 /// Permutes the states `others` (indices `1..W`), and J's with them after
 /// absorbing its next block while it has one.
 #[target_feature(enable = "avx2")]
-fn permute_with_j<B: Backend, const W: usize>(
+fn permute_with_j<B: PoolKernels, const W: usize>(
     states: &mut [[u64; 25]; W],
     j: &mut Rejection<'_>,
     others: &[usize],
@@ -171,11 +173,12 @@ fn permute_with_j<B: Backend, const W: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{available_backends, with_backend, BackendKind, Portable};
+    use crate::backend::portable::Portable;
+    use crate::backend::select::{available_backends, with_backend, BackendKind};
     use crate::params::{MlKem1024, MlKem512, MlKem768};
 
     /// The pool against the sequential default, for many inputs.
-    fn pool_matches_default<P: ParameterSet, B: Backend, const W: usize>() {
+    fn pool_matches_default<P: ParameterSet, B: PoolKernels, const W: usize>() {
         for seed in 0..40u8 {
             let m = [seed; 32];
             let h = [seed ^ 0x5a; 32];
@@ -190,7 +193,9 @@ mod tests {
                 c: &c,
                 rejection: None,
             };
-            let expected = <Portable as Backend>::decaps_hashes::<P>(&input, &mut y0, &mut e0);
+            let expected = <Portable as crate::backend::traits::Schedule>::decaps_hashes::<P>(
+                &input, &mut y0, &mut e0,
+            );
             // SAFETY: the caller checked that the backend is available.
             #[allow(unsafe_code)]
             let got = unsafe { decaps_hashes::<B, P, W>(&input, &mut y1, &mut e1) };
@@ -223,15 +228,15 @@ mod tests {
         for kind in available_backends() {
             match kind {
                 BackendKind::Avx2 => {
-                    pool_matches_default::<MlKem512, crate::backend::Avx2, 4>();
-                    pool_matches_default::<MlKem768, crate::backend::Avx2, 4>();
-                    pool_matches_default::<MlKem1024, crate::backend::Avx2, 4>();
+                    pool_matches_default::<MlKem512, crate::backend::x86_64::Avx2, 4>();
+                    pool_matches_default::<MlKem768, crate::backend::x86_64::Avx2, 4>();
+                    pool_matches_default::<MlKem1024, crate::backend::x86_64::Avx2, 4>();
                 }
                 BackendKind::Avx512 => with_backend(kind, || {
-                    pool_matches_default::<MlKem512, crate::backend::Avx512, 8>();
-                    pool_matches_default::<MlKem768, crate::backend::Avx512, 8>();
-                    pool_matches_default::<MlKem1024, crate::backend::Avx512, 8>();
-                    pool_matches_default::<MlKem768, crate::backend::Avx512, 4>();
+                    pool_matches_default::<MlKem512, crate::backend::x86_64::Avx512, 8>();
+                    pool_matches_default::<MlKem768, crate::backend::x86_64::Avx512, 8>();
+                    pool_matches_default::<MlKem1024, crate::backend::x86_64::Avx512, 8>();
+                    pool_matches_default::<MlKem768, crate::backend::x86_64::Avx512, 4>();
                 })
                 .expect("available"),
                 _ => {}

@@ -28,7 +28,7 @@ use core::arch::x86_64::{
     _mm256_unpackhi_epi32, _mm256_unpackhi_epi8, _mm256_unpacklo_epi32, _mm256_unpacklo_epi8,
 };
 
-use super::mem_avx2::{load128, load256, store256};
+use crate::backend::x86_64::mem::{load128, load256, store256};
 use crate::poly::Poly;
 
 /// Algorithm 8 for eta = `ETA` from 64·eta bytes.
@@ -182,6 +182,6 @@ mod tests {
 
     #[test]
     fn cbd_avx2_matches_portable() {
-        crate::backend::run_if_avx2(check);
+        crate::backend::x86_64::run_if_avx2(check);
     }
 }

@@ -7,7 +7,7 @@
 //! Callers of the 8- to 32-byte forms are `#[target_feature(enable = "avx2")]`
 //! functions, so these are only ever reached on CPUs with AVX2 (see `avx2`);
 //! the 64-byte forms need AVX-512F and are called only from functions that
-//! enable it (`ntt_avx512`, `keccak_x8`).
+//! enable it (`x86_64::ntt512`, `x86_64::keccak::x8`).
 
 use core::arch::x86_64::{
     __m128i, __m256i, __m512i, _mm256_loadu_si256, _mm256_storeu_si256, _mm512_loadu_si512,
@@ -22,11 +22,8 @@ use core::arch::x86_64::{
 /// next round's and the parities do not fit in 32 registers) otherwise
 /// gets slots at 16 mod 32, which cross a cache line every other time and
 /// a 4 KiB page wherever the frame spans one. Where that is depends on the
-/// stack's address, random per process: measured on a Rocket Lake class
-/// Xeon, the four-way AVX-512VL rounds ran at about 510 TSC ticks, but at
-/// 600 to 940 in one stretch of about 300 bytes of stack offsets (1 in 12
-/// processes), which made ML-KEM-1024 key generation 18.0k or 23.2k ticks
-/// from one run to the next.
+/// stack's address, random per process, so the speed of the Keccak rounds
+/// changed from one run to the next (docs/performance.md, "Lab notes").
 ///
 /// The anchor is a 64-byte-aligned local whose address escapes (so that it
 /// exists); it is never written.
@@ -172,7 +169,7 @@ mod tests {
 
     #[test]
     fn loads_and_stores_move_exactly_their_bytes() {
-        crate::backend::run_if_avx2(check);
+        crate::backend::x86_64::run_if_avx2(check);
     }
 
     #[target_feature(enable = "avx512f")]

@@ -21,7 +21,7 @@ use core::arch::x86_64::{
     _mm256_setr_epi32, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srai_epi16, _mm256_srli_epi16,
 };
 
-use super::mem_avx2::{load128, load256, store128, store256, store64};
+use crate::backend::x86_64::mem::{load128, load256, store128, store256, store64};
 use crate::field::Q;
 use crate::poly::Poly;
 
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn encode_12_avx2_matches_portable() {
-        crate::backend::run_if_avx2(check);
+        crate::backend::x86_64::run_if_avx2(check);
     }
 
     /// Our decoding and check against the portable ones, for `bytes`;
@@ -175,6 +175,6 @@ mod tests {
 
     #[test]
     fn decode_12_checked_avx2_matches_portable() {
-        crate::backend::run_if_avx2(check_decode);
+        crate::backend::x86_64::run_if_avx2(check_decode);
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! No `unsafe` here: the intrinsics used are value-only, hence safe to call
 //! in a `#[target_feature(enable = "avx2")]` function, and bytes move in and
-//! out of vectors through `mem_avx2`.
+//! out of vectors through `x86_64::mem`.
 
 use core::arch::x86_64::{
     __m128i, _mm256_and_si256, _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16,
@@ -34,7 +34,7 @@ use core::arch::x86_64::{
     _mm256_set_m128i, _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srli_epi16,
 };
 
-use super::mem_avx2::{load128, store128};
+use crate::backend::x86_64::mem::{load128, store128};
 use crate::field::Q;
 use crate::hash::{read_lanes, SHAKE128_RATE};
 use crate::poly::N;
@@ -253,7 +253,7 @@ pub(crate) mod tests {
 
     #[test]
     fn rej_avx2_matches_scalar() {
-        crate::backend::run_if_avx2(check);
+        crate::backend::x86_64::run_if_avx2(check);
     }
 
     #[test]

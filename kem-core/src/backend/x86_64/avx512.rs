@@ -7,22 +7,20 @@
 //!
 //! - Pools of sponges (key generation, parsing an encapsulation key,
 //!   decapsulation's hashes) and noise sampling run up to eight sponges per
-//!   step on the eight-way permutation on 512-bit vectors (`keccak_x8`), or
+//!   step on the eight-way permutation on 512-bit vectors (`x86_64::keccak::x8`), or
 //!   two to four on the four-way permutation on AVX-512VL's rotate and
 //!   ternary-logic instructions (256-bit vectors, about half the
 //!   operations of the AVX2 one), whichever is cheaper for the step.
 //! - The one-way permutation is that four-way one with the state broadcast
-//!   to its four instances (`keccak_x4::keccak_f1600_avx512vl`).
+//!   to its four instances (`x86_64::keccak::x4::keccak_f1600_avx512vl`).
 //! - On `Avx512`, NTT, inverse NTT and base multiplication run on 512-bit
-//!   vectors (`ntt_avx512`; the same coefficients as the AVX2 code). On
+//!   vectors (`x86_64::ntt512`; the same coefficients as the AVX2 code). On
 //!   Intel this is the part that runs slower for about a millisecond after
 //!   a pause (the power-state change for 512-bit multiplies), and the clock
-//!   change it brings slows the code around it too: on a Rocket Lake class
-//!   Xeon, in-process TLS 1.3 handshakes ran 7-8% faster on `Avx512Keccak`.
-//!   Warm, back to back, `Avx512` is faster on Intel (encapsulation with a
-//!   parsed key by 5 to 17%; README, "Comparing and reporting").
+//!   change it brings slows the code around it too, which is why
+//!   `Avx512Keccak` exists (see `select::preferred_backend`).
 //! - Rejection sampling of the matrix takes 32 candidates a step with
-//!   VBMI's byte permutation and VBMI2's compression (`rej_avx512`) where
+//!   VBMI's byte permutation and VBMI2's compression (`x86_64::rejection512`) where
 //!   the CPU has them.
 //! - Everything else is the AVX2 code (`avx2`).
 //!
@@ -37,7 +35,11 @@
 //! requirements of the `unsafe` calls below and of the AVX2 methods it
 //! delegates to.
 
-use super::{Avx2, Backend, KeyBuffers};
+use super::pools::PoolKernels;
+use super::Avx2;
+use crate::backend::traits::{
+    DecapsHashInput, Keccak, KeyBuffers, PolyKernels, Sampling, Schedule,
+};
 use crate::params::ParameterSet;
 use crate::poly::{Poly, N};
 
@@ -76,7 +78,7 @@ macro_rules! avx512_method {
     };
 }
 
-/// Defines an arithmetic `Backend` method: `ntt_avx512`'s on 512-bit
+/// Defines an arithmetic `Backend` method: `x86_64::ntt512`'s on 512-bit
 /// vectors, else the AVX2 backend's.
 macro_rules! arithmetic_method {
     (fn $name:ident ($($arg:ident: $ty:ty),*)) => {
@@ -93,39 +95,17 @@ macro_rules! arithmetic_method {
     };
 }
 
-impl<const ARITHMETIC_BITS: usize> Backend for Avx512Backend<ARITHMETIC_BITS> {
-    const KECCAK_WIDTH: usize = super::keccak_x8::WIDTH;
-
+impl<const ARITHMETIC_BITS: usize> Keccak for Avx512Backend<ARITHMETIC_BITS> {
     avx512_method!(fn keccak_f1600(state: &mut [u64; 25]));
-    avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
-    avx512_method!(fn generate_key<P: ParameterSet> [ARITHMETIC_BITS] (rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
-    avx512_method!(fn hash_and_sample_matrix [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>));
-    avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
-    avx512_method!(fn decaps_hashes<P: ParameterSet> [ARITHMETIC_BITS] (input: &super::DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
-    avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
+}
+
+/// The arithmetic: [`arithmetic_method!`]'s three, and the AVX2 code for
+/// the rest (AVX-512 implies AVX2 and BMI1 here: see
+/// `BackendKind::is_available`).
+impl<const ARITHMETIC_BITS: usize> PolyKernels for Avx512Backend<ARITHMETIC_BITS> {
     arithmetic_method!(fn ntt(p: &mut Poly));
     arithmetic_method!(fn inv_ntt(p: &mut Poly));
     arithmetic_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]));
-    arithmetic_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
-
-    /// VBMI2's compressing store where the CPU has it (Ice Lake, Zen 4 and
-    /// later), else the AVX2 code. The check is the standard library's
-    /// cached detection, a load and a test per block; which code runs
-    /// depends on the CPU only.
-    #[inline(always)]
-    fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
-        if super::rej_avx512::is_available() {
-            // SAFETY: `Avx512Backend` runs only where AVX2, AVX-512F and
-            // AVX-512BW are available (module docs), and VBMI and VBMI2 were
-            // just detected.
-            unsafe { super::rej_avx512::rejection_sample_block(coeffs, filled, state) }
-        } else {
-            Avx2::rejection_sample_block(coeffs, filled, state)
-        }
-    }
-
-    // The rest is the AVX2 arithmetic (AVX-512 implies AVX2 and BMI1 here:
-    // see `BackendKind::is_available`).
 
     #[inline(always)]
     fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
@@ -148,16 +128,54 @@ impl<const ARITHMETIC_BITS: usize> Backend for Avx512Backend<ARITHMETIC_BITS> {
     }
 }
 
+impl<const ARITHMETIC_BITS: usize> Sampling for Avx512Backend<ARITHMETIC_BITS> {
+    avx512_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]));
+}
+
+impl<const ARITHMETIC_BITS: usize> Schedule for Avx512Backend<ARITHMETIC_BITS> {
+    avx512_method!(fn generate_key<P: ParameterSet> [ARITHMETIC_BITS] (rho: &[u8; 32], sigma: &[u8; 32], out: &mut KeyBuffers<'_>) -> Option<[u8; 32]>);
+    avx512_method!(fn hash_and_sample_matrix [ARITHMETIC_BITS] (ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>));
+    avx512_method!(fn sample_encryption_noise<P: ParameterSet>(r: &[u8; 32], y: &mut [Poly], e1_e2: &mut [Poly]));
+    avx512_method!(fn decaps_hashes<P: ParameterSet> [ARITHMETIC_BITS] (input: &DecapsHashInput<'_>, y: &mut [Poly], e1_e2: &mut [Poly]) -> ([u8; 32], [u8; 32]));
+}
+
+impl<const ARITHMETIC_BITS: usize> PoolKernels for Avx512Backend<ARITHMETIC_BITS> {
+    const KECCAK_WIDTH: usize = crate::backend::x86_64::keccak::x8::WIDTH;
+
+    avx512_method!(fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]));
+    arithmetic_method!(fn multiply_accumulate_range(acc: &mut [i16], a: &[&Poly], b: &[Poly], start: usize));
+
+    /// VBMI2's compressing store where the CPU has it (Ice Lake, Zen 4 and
+    /// later), else the AVX2 code. The check is the standard library's
+    /// cached detection, a load and a test per block; which code runs
+    /// depends on the CPU only.
+    #[inline(always)]
+    fn rejection_sample_block(coeffs: &mut [i16; N], filled: usize, state: &[u64; 25]) -> usize {
+        if crate::backend::x86_64::rejection512::is_available() {
+            // SAFETY: `Avx512Backend` runs only where AVX2, AVX-512F and
+            // AVX-512BW are available (module docs), and VBMI and VBMI2 were
+            // just detected.
+            unsafe {
+                crate::backend::x86_64::rejection512::rejection_sample_block(coeffs, filled, state)
+            }
+        } else {
+            Avx2::rejection_sample_block(coeffs, filled, state)
+        }
+    }
+}
+
 /// The sponge code, compiled for AVX-512. The pools take the backend's
 /// arithmetic width (key generation's transforms and multiplies); noise
 /// sampling only hashes, so it runs as `Avx512` on either backend.
 mod with_avx512 {
     use super::{Avx512, Avx512Backend};
-    use crate::backend::{keccak_x4, keccak_x8, ntt_avx512, KeyBuffers};
+    use crate::backend::traits::KeyBuffers;
+    use crate::backend::x86_64::keccak::{x4 as keccak_x4, x8 as keccak_x8};
+    use crate::backend::x86_64::ntt512;
     use crate::params::ParameterSet;
     use crate::poly::Poly;
 
-    /// The one-way permutation on AVX-512VL (see `keccak_x4`).
+    /// The one-way permutation on AVX-512VL (see `x86_64::keccak::x4`).
     #[target_feature(enable = "avx2,avx512f,avx512vl")]
     pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
         keccak_x4::keccak_f1600_avx512vl(state);
@@ -165,9 +183,7 @@ mod with_avx512 {
 
     /// One sponge on the one-way permutation, two to four on the four-way
     /// one, five to eight on the eight-way one: each costs less than the
-    /// next wider one (rdtsc on a Sapphire Rapids class Xeon: about 670, 656
-    /// and 930 ticks; the four- and eight-way ones on an AMD EPYC (Zen 4):
-    /// 546 and 1,037), so a step takes the narrowest that holds it.
+    /// next wider one, so a step takes the narrowest that holds it.
     #[target_feature(enable = "avx2,avx512f,avx512vl")]
     pub(super) fn keccak_f1600_many(states: &mut [[u64; 25]], chosen: &[usize]) {
         match chosen.len() {
@@ -183,17 +199,17 @@ mod with_avx512 {
 
     #[target_feature(enable = "avx2,avx512f,avx512bw")]
     pub(super) fn ntt(p: &mut Poly) {
-        ntt_avx512::ntt(p);
+        ntt512::ntt(p);
     }
 
     #[target_feature(enable = "avx2,avx512f,avx512bw")]
     pub(super) fn inv_ntt(p: &mut Poly) {
-        ntt_avx512::inv_ntt(p);
+        ntt512::inv_ntt(p);
     }
 
     #[target_feature(enable = "avx2,avx512f,avx512bw")]
     pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-        ntt_avx512::multiply_accumulate(acc, a, b);
+        ntt512::multiply_accumulate(acc, a, b);
     }
 
     #[target_feature(enable = "avx2,avx512f,avx512bw")]
@@ -203,15 +219,15 @@ mod with_avx512 {
         b: &[Poly],
         start: usize,
     ) {
-        ntt_avx512::multiply_accumulate_range(acc, a, b, start);
+        ntt512::multiply_accumulate_range(acc, a, b, start);
     }
 
-    crate::backend::sponge_pools!(Avx512Backend<BITS>, "avx2,avx512f,avx512vl", 8, const BITS);
+    crate::backend::x86_64::pools::sponge_pools!(Avx512Backend<BITS>, "avx2,avx512f,avx512vl", 8, const BITS);
 
     /// Noise, eight PRF streams at a time on the eight-way permutation
-    /// where a batch has more than four of eta = 2 (`keccak_x8::prf2_x8`,
+    /// where a batch has more than four of eta = 2 (`x86_64::keccak::x8::prf2_x8`,
     /// which builds the states interleaved), else four at a time on the
-    /// AVX-512VL four-way one (`noise_x86`).
+    /// AVX-512VL four-way one (`x86_64::pools::noise`).
     #[target_feature(enable = "avx2,avx512f,avx512vl")]
     pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) {
         let mut nonce = nonce;
@@ -222,10 +238,12 @@ mod with_avx512 {
                     batch.len() as u64,
                 );
                 keccak_x8::prf2_x8(seed, nonce, batch.len(), |i, words| {
-                    crate::backend::cbd_avx2::sample_poly_cbd2(words, &mut batch[i]);
+                    crate::backend::x86_64::cbd::sample_poly_cbd2(words, &mut batch[i]);
                 });
             } else {
-                crate::backend::noise_x86::sample_noise::<Avx512, ETA, 4>(seed, nonce, batch);
+                crate::backend::x86_64::pools::noise::sample_noise::<Avx512, ETA, 4>(
+                    seed, nonce, batch,
+                );
             }
             nonce = nonce.wrapping_add(batch.len() as u8);
         }
@@ -233,9 +251,9 @@ mod with_avx512 {
 
     /// K-PKE.Encrypt's noise: where every stream has eta = 2 and all
     /// 2k + 1 fit in one eight-way permutation (ML-KEM-768: their nonces
-    /// 0..2k + 1 are consecutive), one `keccak_x8::prf2_x8` for y and e1 ‖
+    /// 0..2k + 1 are consecutive), one `x86_64::keccak::x8::prf2_x8` for y and e1 ‖
     /// e2 together instead of a four-way permutation for each; else
-    /// `noise_x86`'s.
+    /// `x86_64::pools::noise`'s.
     #[target_feature(enable = "avx2,avx512f,avx512vl")]
     pub(super) fn sample_encryption_noise<P: ParameterSet>(
         r: &[u8; 32],
@@ -250,10 +268,10 @@ mod with_avx512 {
                     Some(e) => &mut e1_e2[e],
                     None => &mut y[i],
                 };
-                crate::backend::cbd_avx2::sample_poly_cbd2(words, poly);
+                crate::backend::x86_64::cbd::sample_poly_cbd2(words, poly);
             });
         } else {
-            crate::backend::noise_x86::sample_encryption_noise::<Avx512, P>(r, y, e1_e2);
+            crate::backend::x86_64::pools::noise::sample_encryption_noise::<Avx512, P>(r, y, e1_e2);
         }
     }
 }

@@ -3,17 +3,15 @@
 //!
 //! # Layout and permutation
 //!
-//! As in `keccak_x4`, one vector per lane: vector `x + 5·y` holds lane
+//! As in `x86_64::keccak::x4`, one vector per lane: vector `x + 5·y` holds lane
 //! A[x, y] of all eight instances, instance `i` in 64-bit element `i`. The
-//! round is `keccak_x4`'s (theta, rho, pi, chi and iota fused plane by
+//! round is `x86_64::keccak::x4`'s (theta, rho, pi, chi and iota fused plane by
 //! plane) on 512-bit vectors, with AVX-512F's `vprolq` for the rotations
 //! and `vpternlogq` for chi. The 25 lanes, the column parities and theta's
 //! D nearly fit in the 32 zmm registers: LLVM spills a few per round (see
-//! `keccak_x4` for why D is one vector a column). On a Xeon with AVX-512
-//! (Sapphire Rapids class) it cost about 1.4 times the four-way permutation
-//! on AVX-512VL (rdtsc: about 930 against 656 ticks), and on an AMD EPYC
-//! (Zen 4) about 1.9 times (1,037 against 546), so it pays when more than
-//! four sponges can move at once.
+//! `x86_64::keccak::x4` for why D is one vector a column). It costs 1.4 to
+//! 1.9 times the four-way permutation on AVX-512VL, depending on the core,
+//! so it pays when more than four sponges can move at once.
 //!
 //! # Moving states in and out
 //!
@@ -29,7 +27,7 @@
 //!
 //! No `unsafe` here: the intrinsics are value-only, hence safe inside
 //! `#[target_feature(enable = "avx512f")]` functions, and memory moves
-//! through `mem_avx2`. Callers outside such a function need `unsafe` and
+//! through `x86_64::mem`. Callers outside such a function need `unsafe` and
 //! the AVX-512F check (see `avx512`).
 
 use core::arch::x86_64::{
@@ -40,9 +38,9 @@ use core::arch::x86_64::{
 
 use zeroize::Zeroize;
 
-use super::keccak_f1600::ROUND_CONSTANTS;
-use super::keccak_x4::{keccak_f1600_rounds, round, theta_parity};
-use super::mem_avx2::{load512, store512};
+use crate::backend::x86_64::keccak::x1::ROUND_CONSTANTS;
+use crate::backend::x86_64::keccak::x4::{keccak_f1600_rounds, round, theta_parity};
+use crate::backend::x86_64::mem::{load512, store512};
 
 /// The widest permutation: eight states.
 pub(crate) const WIDTH: usize = 8;
@@ -298,7 +296,7 @@ mod tests {
             let mut seen = 0;
             prf2_x8(&seed, nonce, count, |i, words| {
                 let mut expected = [0u8; 128];
-                crate::hash::prf::<crate::backend::Portable>(
+                crate::hash::prf::<crate::backend::portable::Portable>(
                     &seed,
                     nonce.wrapping_add(i as u8),
                     &mut expected,

@@ -11,7 +11,7 @@
 //! stored as a whole (32 coefficients) at the current end of the
 //! polynomial, which then advances by the number of accepted lanes; lanes
 //! stored past that end are garbage that the next store overwrites. This is
-//! the AVX2 code's step (`rej_avx2`) at twice the width, without its
+//! the AVX2 code's step (`x86_64::rejection256`) at twice the width, without its
 //! shuffle and popcount tables. Where fewer than 32 coefficients are
 //! missing, the step's vector is shifted into the polynomial's last 32
 //! lanes (one masked permutation, no call to `memcpy`), so the polynomial
@@ -27,7 +27,7 @@
 //!
 //! No `unsafe` here: the intrinsics used are value-only, hence safe to call
 //! in a `#[target_feature]` function enabling them, and bytes move in and
-//! out of vectors through `mem_avx2`.
+//! out of vectors through `x86_64::mem`.
 
 use core::arch::x86_64::{
     __m512i, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_mask_permutexvar_epi16,
@@ -35,7 +35,7 @@ use core::arch::x86_64::{
     _mm512_set1_epi16, _mm512_sub_epi16,
 };
 
-use super::mem_avx2::{load512, store512};
+use crate::backend::x86_64::mem::{load512, store512};
 use crate::field::Q;
 use crate::poly::N;
 
@@ -105,7 +105,7 @@ pub(crate) fn is_available() -> bool {
 /// reads words 21..25, whose bytes no candidate lane takes).
 ///
 /// Same contract and exactly the same result as
-/// [`super::rej_avx2::rejection_sample_block`]: entries at and after the
+/// [`crate::backend::x86_64::rejection256::rejection_sample_block`]: entries at and after the
 /// returned count may have been overwritten with garbage, but nothing past
 /// index 255 is written.
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
@@ -204,7 +204,9 @@ mod tests {
     #[allow(unsafe_code)]
     unsafe fn check() {
         // SAFETY: the caller's contract.
-        unsafe { super::super::rej_avx2::tests::check_block_sampler(rejection_sample_block) }
+        unsafe {
+            crate::backend::x86_64::rejection256::tests::check_block_sampler(rejection_sample_block)
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Sampling for the `neon` backend: Â and the noise vectors two sponges at
-//! a time on the two-way Keccak (`keccak_x2_neon`), rejection sampling
+//! a time on the two-way Keccak (`aarch64::keccak_x2`), rejection sampling
 //! (Algorithm 7) and SamplePolyCBD (Algorithm 8) on 128-bit vectors.
 //!
 //! The coefficients are the portable ones: each sponge sees the same input
@@ -20,9 +20,9 @@ use core::arch::aarch64::{
     vsubq_s8, vzip1q_s16, vzip1q_s8, vzip2q_s16, vzip2q_s8,
 };
 
-use super::keccak_x2_neon::keccak_f1600_x2;
-use super::mem_neon::{load_i16, load_u8, store_i16};
 use super::Neon;
+use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
+use crate::backend::aarch64::mem::{load_i16, load_u8, store_i16};
 use crate::field::Q;
 use crate::hash::{read_lanes, xor_bytes, xor_padding, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
@@ -292,7 +292,9 @@ pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &m
 
 #[cfg(test)]
 mod tests {
-    use crate::backend::{Backend, Neon, Portable};
+    use crate::backend::aarch64::Neon;
+    use crate::backend::portable::Portable;
+    use crate::backend::traits::Sampling;
     use crate::poly::Poly;
 
     #[test]

@@ -8,16 +8,16 @@
 //! starting the next entry; an instance whose job ends takes the next
 //! entry. For ML-KEM-768 that is 9 four-way permutations instead of six
 //! four-way and twelve one-way ones. Key generation, whose ek is not known
-//! yet, has its own pool (`keygen_avx2`), built from the pieces here.
+//! yet, has its own pool (`x86_64::pools::keygen`), built from the pieces here.
 //!
 //! A decapsulation key parsed to decapsulate one ciphertext at once
 //! (`DecapsulationKey::decapsulate_bytes`) adds a second chain beside the
 //! hash: J(z ‖ c), whose blocks would otherwise mostly run alone on the
-//! one-way permutation after decryption (see `decaps_x86`). That chain
+//! one-way permutation after decryption (see `x86_64::pools::decaps`). That chain
 //! holds secrets (z), which its [`Rejection`] wipes; the rest of the pool
 //! is public data.
 
-use crate::backend::Backend;
+use super::PoolKernels;
 use crate::hash::{
     read_lanes, xor_block, xor_bytes, xor_padded_block, xor_padding, SHA3_256_RATE, SHA3_DOMAIN,
     SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
@@ -45,8 +45,8 @@ enum Job {
 
 /// J(z ‖ c) = SHAKE256(z ‖ c, 32 bytes), absorbed one block per
 /// permutation of its state, beside other sponges (here and in
-/// `decaps_x86`).
-pub(super) struct Rejection<'a> {
+/// `x86_64::pools::decaps`).
+pub(crate) struct Rejection<'a> {
     z: &'a [u8; 32],
     c: &'a [u8],
     /// The block to absorb before J's next permutation.
@@ -55,7 +55,7 @@ pub(super) struct Rejection<'a> {
 }
 
 impl<'a> Rejection<'a> {
-    pub(super) fn new(z: &'a [u8; 32], c: &'a [u8]) -> Self {
+    pub(crate) fn new(z: &'a [u8; 32], c: &'a [u8]) -> Self {
         Self {
             z,
             c,
@@ -65,14 +65,14 @@ impl<'a> Rejection<'a> {
     }
 
     /// A J that was computed elsewhere: it needs no permutation.
-    pub(super) fn computed(z: &'a [u8; 32], c: &'a [u8]) -> Self {
+    pub(crate) fn computed(z: &'a [u8; 32], c: &'a [u8]) -> Self {
         let mut j = Self::new(z, c);
         j.next = j.blocks;
         j
     }
 
     /// Whether J still needs a permutation.
-    pub(super) fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         self.next < self.blocks
     }
 
@@ -83,7 +83,7 @@ impl<'a> Rejection<'a> {
 
     /// XORs J's next block of z ‖ c (padded, if it is the last) into
     /// `state`, before a permutation that carries J.
-    pub(super) fn absorb_next(&mut self, state: &mut [u64; 25]) {
+    pub(crate) fn absorb_next(&mut self, state: &mut [u64; 25]) {
         let start = self.next * SHAKE256_RATE;
         let total = 32 + self.c.len();
         let end = (start + SHAKE256_RATE).min(total);
@@ -100,18 +100,18 @@ impl<'a> Rejection<'a> {
 }
 
 /// Number of blocks of a padded message of `len` bytes at rate `rate`.
-pub(super) fn padded_blocks(len: usize, rate: usize) -> usize {
+pub(crate) fn padded_blocks(len: usize, rate: usize) -> usize {
     len / rate + 1
 }
 
 /// Where Â[i, j], row-major entry `entry` = i·k + j, is stored in Â^T.
-pub(super) fn transposed(k: usize, entry: usize) -> usize {
+pub(crate) fn transposed(k: usize, entry: usize) -> usize {
     (entry % k) * k + entry / k
 }
 
 /// Starts SampleNTT(ρ ‖ j ‖ i) for matrix entry `entry` (row-major k×k
 /// index) on a fresh state.
-pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
+pub(crate) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry: usize) {
     *state = [0; 25];
     xor_block(state, rho);
     xor_bytes(state, 32, &[(entry % k) as u8, (entry / k) as u8]);
@@ -122,7 +122,7 @@ pub(super) fn start_entry(state: &mut [u64; 25], rho: &[u8; 32], k: usize, entry
 /// `W` = `B::KECCAK_WIDTH` (3 or more) instances of `B`'s multi-way
 /// permutation; with `rejection`, J(z ‖ c) too, as (H(ek), J).
 #[target_feature(enable = "avx2")]
-pub(crate) fn hash_and_sample_matrix<B: Backend, const W: usize>(
+pub(crate) fn hash_and_sample_matrix<B: PoolKernels, const W: usize>(
     ek: &[u8],
     rho: &[u8; 32],
     k: usize,

@@ -72,7 +72,7 @@ use core::arch::x86_64::{
     _mm_bslli_si128, _mm_bsrli_si128, _mm_or_si128,
 };
 
-use super::mem_avx2::{load128, load256, store128, store256, store64};
+use crate::backend::x86_64::mem::{load128, load256, store128, store256, store64};
 use crate::field::Q;
 use crate::poly::Poly;
 
@@ -475,7 +475,8 @@ fn decode_decompress_11(bytes: &[u8], p: &mut Poly) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Backend, Portable};
+    use crate::backend::portable::Portable;
+    use crate::backend::traits::PolyKernels;
 
     /// The number of values in (-q, q).
     const VALUES: usize = 2 * Q as usize - 1;
@@ -553,11 +554,11 @@ mod tests {
 
     #[test]
     fn compress_encode_and_decode_decompress_avx2_match_portable() {
-        crate::backend::run_if_avx2(check::<1>);
-        crate::backend::run_if_avx2(check::<4>);
-        crate::backend::run_if_avx2(check::<5>);
-        crate::backend::run_if_avx2(check::<10>);
-        crate::backend::run_if_avx2(check::<11>);
+        crate::backend::x86_64::run_if_avx2(check::<1>);
+        crate::backend::x86_64::run_if_avx2(check::<4>);
+        crate::backend::x86_64::run_if_avx2(check::<5>);
+        crate::backend::x86_64::run_if_avx2(check::<10>);
+        crate::backend::x86_64::run_if_avx2(check::<11>);
     }
 
     #[test]

@@ -32,10 +32,11 @@
 //! ek); the noise sponges and buffers, which are secret, are zeroized when
 //! they are consumed.
 
-use super::basemul_avx2::finish_public_key;
-use super::expand_avx2::{padded_blocks, start_entry, transposed};
-use super::KeyBuffers;
-use super::{cbd_avx2, encode_avx2, Backend};
+use super::PoolKernels;
+use crate::backend::traits::KeyBuffers;
+use crate::backend::x86_64::basemul256::finish_public_key;
+use crate::backend::x86_64::pools::expand::{padded_blocks, start_entry, transposed};
+use crate::backend::x86_64::{cbd, encode};
 use crate::hash::{
     read_lanes, xor_block, xor_bytes, xor_padded_block, xor_padding, SHA3_256_RATE, SHA3_DOMAIN,
     SHAKE256_RATE, SHAKE_DOMAIN,
@@ -112,7 +113,7 @@ fn sponges(mut mask: u32) -> impl Iterator<Item = usize> {
 /// time).
 struct Pool<
     'a,
-    B: Backend,
+    B: PoolKernels,
     const K: usize,
     const ETA1: usize,
     const SPONGES: usize,
@@ -152,9 +153,9 @@ struct Pool<
 
 /// [`generate`] for the parameter set `P` on backend `B` (whose
 /// `keccak_f1600_many` the pool runs on): the contract of
-/// `Backend::generate_key`.
+/// `Schedule::generate_key`.
 #[target_feature(enable = "avx2")]
-pub(crate) fn generate_for<B: Backend, P: ParameterSet>(
+pub(crate) fn generate_for<B: PoolKernels, P: ParameterSet>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
     out: &mut KeyBuffers<'_>,
@@ -171,10 +172,10 @@ pub(crate) fn generate_for<B: Backend, P: ParameterSet>(
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
 /// parameter set of rank `K` and eta1 = `ETA1` (`SPONGES` and
 /// `NOISE_BUFFERS` as in [`Pool`]): the contract of
-/// `Backend::generate_key`.
+/// `Schedule::generate_key`.
 #[target_feature(enable = "avx2")]
 fn generate<
-    B: Backend,
+    B: PoolKernels,
     const K: usize,
     const ETA1: usize,
     const SPONGES: usize,
@@ -238,7 +239,7 @@ fn generate<
 }
 
 impl<
-        B: Backend,
+        B: PoolKernels,
         const K: usize,
         const ETA1: usize,
         const SPONGES: usize,
@@ -254,14 +255,10 @@ impl<
     /// first two, but ML-KEM-1024's rows fall behind and the hash waits (17
     /// steps where 14 can do). Counting its last three blocks out (by then
     /// the last row is finished and nothing runs beside the hash) moves
-    /// eight-way steps earlier: 14 steps on average over 200 seeds. On a
-    /// Xeon with AVX-512 (family 6, model 167), in-process A/B runs put
-    /// ML-KEM-1024 key generation 2.3% faster with this rule alone and 4.4%
-    /// with the order of [`Pool::choose`] too; separate builds, 2-6% on both
-    /// AVX-512 backends (medians of 12,800 calls over 256 seeds, three
-    /// alternating runs each). For ML-KEM-512 and -768 the rule adds
-    /// eight-way steps that shorten nothing (2-3% slower), so they count
-    /// every block.
+    /// eight-way steps earlier: 14 steps on average over 200 seeds. For
+    /// ML-KEM-512 and -768 the rule adds eight-way steps that shorten
+    /// nothing, so they count every block (measured: docs/performance.md,
+    /// "Lab notes").
     const HASH_TAIL: usize = if K == 4 { 3 } else { 0 };
 
     /// Whether the hash can absorb its next block now.
@@ -334,7 +331,7 @@ impl<
     /// that carry the hash are as many as its blocks whatever their width,
     /// and a four-way permutation costs about what a one-way one does, so
     /// lanes next to the hash come free; a wider permutation costs more
-    /// (see `Backend::keccak_f1600_many`). The estimate reads only public
+    /// (see `PoolKernels::keccak_f1600_many`). The estimate reads only public
     /// progress: blocks squeezed per matrix entry and per noise stream.
     fn step_width(&self) -> usize {
         let widest = B::KECCAK_WIDTH.min(MAX_STEP);
@@ -414,7 +411,7 @@ impl<
                 if ETA1 == 2 {
                     // 128 bytes: the first 16 lanes of one block.
                     let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
-                    cbd_avx2::sample_poly_cbd2(words, poly);
+                    cbd::sample_poly_cbd2(words, poly);
                 } else {
                     let bytes = &mut self.noise_bytes[stream];
                     let end = (squeezed + SHAKE256_RATE).min(len);
@@ -426,7 +423,7 @@ impl<
                         };
                         return;
                     }
-                    cbd_avx2::sample_poly_cbd::<ETA1>(&bytes[..len], poly);
+                    cbd::sample_poly_cbd::<ETA1>(&bytes[..len], poly);
                     wipe(bytes, [0; 64 * 3]);
                 }
                 wipe(state, [0; 25]);
@@ -485,7 +482,7 @@ impl<
                 B::multiply_accumulate_range(t, &a_row, self.s_hat, start);
                 finish_public_key(t, &self.e_hat[row].coeffs[start..target]);
                 let bytes = &mut self.ek[384 * row + start * 3 / 2..384 * row + target * 3 / 2];
-                encode_avx2::encode_12::<false>(t, bytes);
+                encode::encode_12::<false>(t, bytes);
                 self.t_done = target;
             }
             if self.t_done < N {

@@ -27,8 +27,8 @@ use core::arch::x86_64::{
 
 use core::borrow::Borrow;
 
-use super::mem_avx2::{load256, store256};
-use super::ntt_avx2::{barrett_reduce, fqmul, Q_INV};
+use crate::backend::x86_64::mem::{load256, store256};
+use crate::backend::x86_64::ntt256::{barrett_reduce, fqmul, Q_INV};
 use crate::field::{MONT_SQUARED, Q};
 use crate::ntt::GAMMAS;
 use crate::poly::{Poly, N};
@@ -204,11 +204,11 @@ mod tests {
 
     #[test]
     fn multiply_accumulate_matches_portable() {
-        crate::backend::run_if_avx2(check_multiply_accumulate);
+        crate::backend::x86_64::run_if_avx2(check_multiply_accumulate);
     }
 
     #[test]
     fn finish_public_key_matches_portable() {
-        crate::backend::run_if_avx2(check_finish_public_key);
+        crate::backend::x86_64::run_if_avx2(check_finish_public_key);
     }
 }

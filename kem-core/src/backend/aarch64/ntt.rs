@@ -27,7 +27,7 @@ use core::arch::aarch64::{
     vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
 };
 
-use super::mem_neon::{load_i16, load_pairs, store_i16, store_pairs};
+use crate::backend::aarch64::mem::{load_i16, load_pairs, store_i16, store_pairs};
 use crate::field::Q;
 use crate::ntt::{GAMMAS, INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
@@ -322,7 +322,9 @@ pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
 #[allow(unsafe_code)]
 mod tests {
     use super::*;
-    use crate::backend::{Backend, Neon, Portable};
+    use crate::backend::aarch64::Neon;
+    use crate::backend::portable::Portable;
+    use crate::backend::traits::PolyKernels;
     use crate::field;
 
     fn lanes(v: int16x8_t) -> [i16; 8] {

@@ -1,0 +1,69 @@
+//! The AArch64 Neon backend: 128-bit vectors for the arithmetic and a
+//! two-way Keccak for the matrix and noise sponges.
+//!
+//! - NTT, inverse NTT and base multiplication: `aarch64::ntt`.
+//! - SampleNTT (two XOF sponges per step, vector rejection sampling) and
+//!   noise (two PRF sponges per step, vector CBD): `aarch64::sample`, on
+//!   `aarch64::keccak_x2`, which uses the SHA-3 extension's EOR3, RAX1, XAR
+//!   and BCAX where the CPU has them (detected at run time) and plain Neon
+//!   otherwise.
+//! - Compression and coding: `aarch64::compress`.
+//! - The one-way hashes (G, H, J, a lone XOF or PRF stream) stay on the
+//!   `keccak` crate's scalar permutation: one state would fill only half
+//!   of each 128-bit vector, and the scalar permutation is already fast on
+//!   wide Arm cores.
+//! - Key generation, key parsing and decapsulation take the generic
+//!   (sequential) algorithm, which reaches the code above through the
+//!   `Backend` methods.
+//!
+//! # Safety
+//!
+//! The Neon functions are `#[target_feature(enable = "neon")]`, so the
+//! methods below call them in `unsafe` blocks. `Neon` is only ever used
+//! through `dispatch!`, which selects it only when
+//! `BackendKind::Neon.is_available()` (Neon detected) holds, and the
+//! module is only compiled for targets whose baseline has Neon
+//! (`target_feature = "neon"`, as on `aarch64-unknown-linux-gnu`). The
+//! rest of the backend's `unsafe` is the vector loads and stores
+//! (`aarch64::mem`) and the call of the SHA-3 permutation after its run-time
+//! detection (`aarch64::keccak_x2`).
+
+use crate::backend::traits::{Keccak, PolyKernels, Sampling, Schedule};
+use crate::poly::Poly;
+
+/// The Neon backend (AArch64; see the module docs).
+pub(crate) struct Neon;
+
+/// Defines a `Backend` method that calls the Neon function `$path`.
+macro_rules! neon_method {
+    (fn $name:ident $(<const $c:ident: usize>)? ($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $($path:ident)::+) => {
+        #[inline(always)]
+        fn $name $(<const $c: usize>)? ($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: `Neon` runs only where Neon is available (module docs).
+            unsafe { $($path)::+ $(::<$c>)? ($($arg),*) }
+        }
+    };
+}
+
+/// The one-way hashes stay on the `keccak` crate's scalar permutation (the
+/// default).
+impl Keccak for Neon {}
+
+impl PolyKernels for Neon {
+    neon_method!(fn ntt(p: &mut Poly) = crate::backend::aarch64::ntt::ntt);
+    neon_method!(fn inv_ntt(p: &mut Poly) = crate::backend::aarch64::ntt::inv_ntt);
+    neon_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) = crate::backend::aarch64::ntt::multiply_accumulate);
+    neon_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) = crate::backend::aarch64::compress::compress_encode);
+    neon_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) = crate::backend::aarch64::compress::decode_decompress);
+    neon_method!(fn encode_12(p: &Poly, out: &mut [u8]) = crate::backend::aarch64::compress::encode_12);
+    neon_method!(fn decode_12_checked(bytes: &[u8], p: &mut Poly) -> bool = crate::backend::aarch64::compress::decode_12_checked);
+}
+
+impl Sampling for Neon {
+    neon_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_matrix);
+    neon_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_noise);
+}
+
+/// Key generation, key parsing and decapsulation take the sequential
+/// schedule (the defaults).
+impl Schedule for Neon {}
