@@ -195,7 +195,7 @@ macro_rules! liboqs {
             fn decaps(ss: *mut u8, ct: *const u8, dk: *const u8) -> Status;
         }
         liboqs::init();
-        // SAFETY (each call): buffers of the set's sizes, kem-core's (the
+        // SAFETY: (each call) buffers of the set's sizes, kem-core's (the
         // same in liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
         run(
             $label,

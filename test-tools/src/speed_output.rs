@@ -17,6 +17,7 @@ use crate::measure::Operation;
 pub struct DoingLine {
     /// The algorithm as printed (`ML-KEM-512`, `mlkem768`, ...).
     pub algorithm: String,
+    /// The operation the line times.
     pub operation: Operation,
     /// The run time asked for (`-seconds`).
     pub seconds_requested: u32,
@@ -67,10 +68,13 @@ pub enum Source {
 pub struct Headline {
     /// The algorithm as printed.
     pub algorithm: String,
+    /// The operation.
     pub operation: Operation,
+    /// Operations per second, as printed or derived.
     pub ops_per_sec: f64,
     /// Seconds per operation (the table's value, else `1 / ops_per_sec`).
     pub seconds_per_op: f64,
+    /// Which part of the output the figure came from.
     pub source: Source,
     /// The progress line's operation count.
     pub count: Option<u64>,

@@ -87,6 +87,7 @@ pub fn openssl_info() -> OpenSslInfo {
 fn loaded_from(symbol: *const c_void) -> Option<PathBuf> {
     // SAFETY: dladdr only reads the loader's tables; `info` is written by it.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `symbol` is only compared against loaded ranges.
     let found = unsafe { libc::dladdr(symbol, &mut info) };
     (found != 0).then(|| text(info.dli_fname).map(PathBuf::from))?
 }

@@ -104,7 +104,7 @@ fn resolve(anchor: *const c_void) -> Result<LibCrypto, String> {
             Ok(f)
         }
     };
-    // SAFETY (each transmute): the symbol is the libcrypto function of that
+    // SAFETY: (each transmute) the symbol is the libcrypto function of that
     // name, whose C signature (OpenSSL 3.0-4.0) is the field's type.
     unsafe {
         Ok(LibCrypto {

@@ -234,7 +234,7 @@ impl ParamMut<'_> {
         if p.data.is_null() {
             return Ok(());
         }
-        // SAFETY (each arm): the caller declared `size` writable bytes of
+        // SAFETY: (each arm) the caller declared `size` writable bytes of
         // this type at `data`; the value fits (checked above).
         unsafe {
             match (p.data_type, size) {
