@@ -195,11 +195,13 @@ macro_rules! liboqs {
             fn decaps(ss: *mut u8, ct: *const u8, dk: *const u8) -> Status;
         }
         liboqs::init();
-        // SAFETY: (each call) buffers of the set's sizes, kem-core's (the
-        // same in liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
+        // Each call gets buffers of the set's sizes, kem-core's (the same in
+        // liboqs: FIPS 203's), a 64-byte seed and a 32-byte m.
         run(
             $label,
             |seed| {
+                // SAFETY: `filled` passes EK- and DK-byte buffers; the seed
+                // is 64 bytes, as keypair_derand reads.
                 filled::<EK, DK>("liboqs keygen failed", |ek, dk| unsafe {
                     keypair_derand(ek, dk, seed.as_ptr())
                 })
@@ -208,6 +210,8 @@ macro_rules! liboqs {
             |ek, m| {
                 #[cfg(feature = "peers-liboqs")] // 0.13 has no encaps_derand.
                 liboqs::oqs_crate::set_coins(m);
+                // SAFETY: CT- and 32-byte buffers, an EK-byte ek and a
+                // 32-byte m, as encaps reads and writes them.
                 filled::<CT, 32>("liboqs rejected its ek", |ct, ss| unsafe {
                     #[cfg(feature = "peers-liboqs")]
                     let status = encaps(ct, ss, ek.as_ptr());
@@ -217,6 +221,8 @@ macro_rules! liboqs {
                 })
             },
             |dk, ct| {
+                // SAFETY: a 32-byte buffer, a CT-byte ct and a DK-byte dk,
+                // as decaps reads and writes them.
                 let (ss, []) = filled("liboqs rejected its dk", |ss, _| unsafe {
                     decaps(ss, ct.as_ptr(), dk.as_ptr())
                 });
