@@ -60,10 +60,13 @@ impl PolyKernels for Neon {
 }
 
 impl Sampling for Neon {
-    neon_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_matrix);
+    neon_method!(fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) = crate::backend::aarch64::pool::sample_matrix);
     neon_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_noise);
 }
 
-/// Key generation, key parsing and decapsulation take the sequential
-/// schedule (the defaults).
-impl Schedule for Neon {}
+/// Key generation and decapsulation take the sequential schedule (the
+/// defaults); parsing an encapsulation key runs H(ek) (and J(z ‖ c) for a
+/// decapsulation key parsed for one ciphertext) beside Â (`pool`).
+impl Schedule for Neon {
+    neon_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>) = crate::backend::aarch64::pool::hash_and_sample_matrix);
+}

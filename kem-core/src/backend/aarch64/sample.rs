@@ -1,6 +1,7 @@
-//! Sampling for the `neon` backend: Â and the noise vectors two sponges at
-//! a time on the two-way Keccak (`aarch64::keccak_x2`), rejection sampling
-//! (Algorithm 7) and SamplePolyCBD (Algorithm 8) on 128-bit vectors.
+//! Sampling for the `neon` backend: the noise vectors two sponges at a time
+//! on the two-way Keccak (`aarch64::keccak_x2`; Â's sponges run in
+//! `aarch64::pool`), rejection sampling (Algorithm 7) and SamplePolyCBD
+//! (Algorithm 8) on 128-bit vectors.
 //!
 //! The coefficients are the portable ones: each sponge sees the same input
 //! and squeezes the same blocks, rejection keeps the first 256 candidates
@@ -29,13 +30,9 @@ use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
-/// SHAKE128 blocks squeezed before the first rejection pass (as
-/// `sample::sample_ntt`).
-const FIRST_BLOCKS: usize = 3;
-
 /// The sponge state after absorbing `input` (shorter than `RATE`) with the
 /// SHAKE padding.
-fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
+pub(super) fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
     let mut state = [0u64; 25];
     let mut len = 0;
     for part in input {
@@ -94,14 +91,21 @@ const COMPACT: [[u8; 16]; 256] = {
     table
 };
 
-/// As `sample::rejection_sample`: appends to `coeffs[filled..]` the 12-bit
-/// candidates of `bytes` (whole 3-byte groups) below q, until the
-/// polynomial is full; returns the new count. Eight candidates per step
-/// while eight more fit, the rest on the portable code.
+/// Algorithm 7's inner loop on one squeezed SHAKE128 block, read from the
+/// sponge `state`: as `sample::rejection_sample`, appends to
+/// `coeffs[filled..]` the block's 12-bit candidates below q until the
+/// polynomial is full, and returns the new count. Eight candidates per step
+/// while eight more fit, loaded straight from the state (its 200 bytes
+/// leave room for the last 16-byte load), the rest on the portable code.
 #[target_feature(enable = "neon")]
-pub(super) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {
+pub(super) fn rejection_sample_block(
+    coeffs: &mut [i16; N],
+    mut filled: usize,
+    state: &[u64; 25],
+) -> usize {
+    let bytes = state_bytes(state);
     let mut at = 0;
-    while filled + 8 <= N && at + 16 <= bytes.len() {
+    while filled + 8 <= N && at + 12 <= SHAKE128_RATE {
         let candidates = spread_12_bits(load_u8(bytes, at));
         let accepted = vcltq_u16(candidates, vdupq_n_u16(Q as u16));
         let lane_bits = vandq_u16(accepted, vreinterpretq_u16_s16(load_i16(&LANE_BITS, 0)));
@@ -111,67 +115,18 @@ pub(super) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: 
         filled += mask.count_ones() as usize;
         at += 12;
     }
-    crate::sample::rejection_sample(coeffs, filled, &bytes[at..])
+    crate::sample::rejection_sample(coeffs, filled, &bytes[at..SHAKE128_RATE])
 }
 
-/// SampleNTT for two matrix entries at once: `out[e]` from the XOF of
-/// ρ ‖ `indices[e]` (the two bytes j, i).
-#[target_feature(enable = "neon")]
-fn sample_ntt_pair(rho: &[u8; 32], indices: [[u8; 2]; 2], out: &mut [Poly]) {
-    count(Primitive::Xof, 2);
-    let [mut a, mut b] = indices.map(|ji| absorbed::<SHAKE128_RATE>(&[rho, &ji]));
-    let mut blocks = [[0u8; FIRST_BLOCKS * SHAKE128_RATE]; 2];
-    for at in (0..FIRST_BLOCKS * SHAKE128_RATE).step_by(SHAKE128_RATE) {
-        permute_pair(&mut a, &mut b);
-        read_lanes(&a, &mut blocks[0][at..at + SHAKE128_RATE]);
-        read_lanes(&b, &mut blocks[1][at..at + SHAKE128_RATE]);
-    }
-    let (first, second) = out.split_at_mut(1);
-    let polys = [&mut first[0], &mut second[0]];
-    let mut filled = [0; 2];
-    for e in 0..2 {
-        filled[e] = rejection_sample(&mut polys[e].coeffs, 0, &blocks[e]);
-    }
-    // Rarely, more blocks: both on the two-way permutation, or the one
-    // that still needs them on the one-way one (public: ρ's XOF).
-    while filled != [N; 2] {
-        let block = |state: &[u64; 25]| {
-            let mut bytes = [0u8; SHAKE128_RATE];
-            read_lanes(state, &mut bytes);
-            bytes
-        };
-        if filled[0] < N && filled[1] < N {
-            permute_pair(&mut a, &mut b);
-        } else if filled[0] < N {
-            <Neon as crate::hash::Permutation>::keccak_f1600(&mut a);
-        } else {
-            <Neon as crate::hash::Permutation>::keccak_f1600(&mut b);
-        }
-        for (e, state) in [&a, &b].into_iter().enumerate() {
-            if filled[e] < N {
-                filled[e] = rejection_sample(&mut polys[e].coeffs, filled[e], &block(state));
-            }
-        }
-    }
-}
-
-/// `Backend::sample_matrix`: Â row-major, two entries at a time (a lone
-/// last entry on the one-way permutation).
-#[target_feature(enable = "neon")]
-pub(super) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-    let indices = |index: usize| [(index % k) as u8, (index / k) as u8];
-    let mut pairs = out.chunks_exact_mut(2);
-    for (pair_index, pair) in pairs.by_ref().enumerate() {
-        sample_ntt_pair(
-            rho,
-            [indices(2 * pair_index), indices(2 * pair_index + 1)],
-            pair,
-        );
-    }
-    if let [last] = pairs.into_remainder() {
-        let [j, i] = indices(k * k - 1);
-        crate::sample::sample_ntt::<Neon>(rho, j, i, last);
-    }
+/// The sponge state as the bytes the sponge squeezes: lanes little-endian,
+/// which on a little-endian target is their layout in memory.
+#[cfg(target_endian = "little")]
+#[allow(unsafe_code)]
+fn state_bytes(state: &[u64; 25]) -> &[u8; 200] {
+    // SAFETY: `[u64; 25]` and `[u8; 200]` have the same size, every byte
+    // of a `u64` is an initialised `u8`, and `u8` needs no alignment; the
+    // borrow keeps `state` alive and unchanged.
+    unsafe { &*(state as *const [u64; 25]).cast::<[u8; 200]>() }
 }
 
 /// (b0 + b1) - (b2 + b3) of the 2-bit sums in each byte's low nibble.
