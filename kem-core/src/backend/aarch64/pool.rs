@@ -14,13 +14,17 @@
 
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
 use crate::backend::aarch64::sample::{absorbed, rejection_sample_block};
-use crate::hash::{read_lanes, xor_bytes, xor_padding, SHA3_DOMAIN, SHAKE128_RATE, SHAKE_DOMAIN};
+use crate::hash::{
+    read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE,
+    SHAKE_DOMAIN,
+};
 use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
-/// The rate of H (SHA3-256) and J (SHAKE256).
-const HASH_RATE: usize = 136;
+/// The rate of H (SHA3-256) and J (SHAKE256), which is the same.
+const HASH_RATE: usize = SHA3_256_RATE;
+const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
 
 /// The most sponges in one pool: H, J and Â's k² ≤ 16 entries.
 const MAX_SPONGES: usize = 18;
@@ -91,7 +95,7 @@ struct Pool<'a, 'b> {
     states: [[u64; 25]; MAX_SPONGES],
     jobs: [Job; MAX_SPONGES],
     len: usize,
-    hashes: [Hash<'b>; 2],
+    hashes: &'a mut [Hash<'b>],
     out: &'a mut [Poly],
     filled: [usize; 16],
 }
@@ -184,8 +188,7 @@ fn pool<'a, 'b>(
     k: usize,
     out: &'a mut [Poly],
     transposed: bool,
-    hashes: [Hash<'b>; 2],
-    hash_count: usize,
+    hashes: &'a mut [Hash<'b>],
 ) -> Pool<'a, 'b> {
     count(Primitive::Xof, out.len() as u64);
     let entries = out.len();
@@ -197,7 +200,7 @@ fn pool<'a, 'b>(
         out,
         filled: [0; 16],
     };
-    for h in 0..hash_count {
+    for h in 0..pool.hashes.len() {
         pool.push([0; 25], Job::Hash(h));
     }
     for index in 0..entries {
@@ -216,8 +219,7 @@ fn pool<'a, 'b>(
 /// j ‖ i).
 #[target_feature(enable = "neon")]
 pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-    let none = || Hash::new([&[], &[]], 0);
-    pool(rho, k, out, false, [none(), none()], 0).run();
+    pool(rho, k, out, false, &mut []).run();
 }
 
 /// `Schedule::hash_and_sample_matrix`: H(ek), J(z ‖ c) if asked, and Â^T
@@ -233,15 +235,17 @@ pub(crate) fn hash_and_sample_matrix(
 ) -> ([u8; 32], Option<[u8; 32]>) {
     count(Primitive::H, 1);
     let h = Hash::new([ek, &[]], SHA3_DOMAIN);
-    let (j, hashes) = match rejection {
+    match rejection {
         Some((z, c)) => {
             count(Primitive::J, 1);
-            (Hash::new([z, c], SHAKE_DOMAIN), 2)
+            let mut hashes = [h, Hash::new([z, c], SHAKE_DOMAIN)];
+            pool(rho, k, out, true, &mut hashes).run();
+            (hashes[0].out, Some(hashes[1].out))
         }
-        None => (Hash::new([&[], &[]], SHAKE_DOMAIN), 1),
-    };
-    let mut pool = pool(rho, k, out, true, [h, j], hashes);
-    pool.run();
-    let j = rejection.map(|_| pool.hashes[1].out);
-    (pool.hashes[0].out, j)
+        None => {
+            let mut hashes = [h];
+            pool(rho, k, out, true, &mut hashes).run();
+            (hashes[0].out, None)
+        }
+    }
 }
