@@ -85,8 +85,6 @@ count() {
         fi
         total+=("$(grep -c '^Trace' "$work/log")")
     done
-    # The two runs must agree on the result's shape: the same program, the
-    # same operation (their outputs differ only in the XOR of N results).
     echo $(((total[1] - total[0]) / 2))
 }
 
