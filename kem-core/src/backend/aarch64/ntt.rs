@@ -22,9 +22,10 @@
 use core::arch::aarch64::{
     int16x8_t, int16x8x2_t, int32x4_t, vaddq_s16, vcombine_s16, vdup_n_s16, vdupq_n_s16,
     vdupq_n_s32, vget_low_s16, vhsubq_s16, vmlal_high_s16, vmlal_s16, vmlsl_high_s16, vmlsl_s16,
-    vmlsq_s16, vmovn_s32, vmulq_s16, vqdmulhq_s16, vreinterpretq_s16_s32, vreinterpretq_s16_s64,
-    vreinterpretq_s32_s16, vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vuzp1q_s32,
-    vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
+    vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_laneq_s16, vqdmulhq_s16,
+    vreinterpretq_s16_s32, vreinterpretq_s16_s64, vreinterpretq_s32_s16, vreinterpretq_s64_s16,
+    vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vtrn1q_s32, vtrn2q_s32, vuzp1q_s32, vuzp2q_s32,
+    vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
 };
 
 use crate::backend::aarch64::mem::{load_i16, load_pairs, store_i16, store_pairs};
@@ -83,7 +84,7 @@ fn montgomery_reduce(low: int32x4_t, high: int32x4_t) -> int16x8_t {
 /// lanes of its regrouped vectors see them, 128 per table: block b's zeta
 /// repeated LEN times, blocks in the order the layer runs them. `first` is
 /// the index of block 0's zeta in `ZETAS`; the inverse layers take them
-/// backwards (`step` = -1).
+/// backwards.
 const fn lane_zetas<const LEN: usize>(first: usize, backwards: bool) -> [i16; 128] {
     let mut table = [0i16; 128];
     let mut lane = 0;
@@ -101,10 +102,10 @@ const fn lane_zetas<const LEN: usize>(first: usize, backwards: bool) -> [i16; 12
 }
 
 /// `table[i] · Q_INV mod 2^16` for each entry.
-const fn times_qinv(table: [i16; 128]) -> [i16; 128] {
-    let mut out = [0i16; 128];
+const fn times_qinv<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
+    let mut out = [0i16; LEN];
     let mut i = 0;
-    while i < 128 {
+    while i < LEN {
         out[i] = table[i].wrapping_mul(Q_INV);
         i += 1;
     }
@@ -119,6 +120,88 @@ const INVERSE_2: [i16; 128] = lane_zetas::<2>(127, true);
 const INVERSE_2_QINV: [i16; 128] = times_qinv(INVERSE_2);
 const INVERSE_4: [i16; 128] = lane_zetas::<4>(63, true);
 const INVERSE_4_QINV: [i16; 128] = times_qinv(INVERSE_4);
+
+/// The zetas of the three outer layers (distances 128, 64, 32) as vector
+/// lanes: lane j is `ZETAS[j]` (j = 1..7), in both directions.
+const OUTER: [i16; 8] = {
+    let mut table = [0i16; 8];
+    let mut j = 1;
+    while j < 8 {
+        table[j] = ZETAS[j];
+        j += 1;
+    }
+    table
+};
+const OUTER_QINV: [i16; 8] = times_qinv(OUTER);
+
+/// Per 32 coefficients (chunk c), the zetas of the distance-16 and the two
+/// distance-8 blocks as vector lanes 0, 1 and 2: forward `ZETAS[8 + c]`,
+/// `ZETAS[16 + 2c]`, `ZETAS[17 + 2c]`; inverse `ZETAS[15 - c]`,
+/// `ZETAS[31 - 2c]`, `ZETAS[30 - 2c]`.
+const fn inner_zetas(forward: bool) -> [i16; 64] {
+    let mut table = [0i16; 64];
+    let mut c = 0;
+    while c < 8 {
+        let (wide, narrow) = if forward {
+            (8 + c, 16 + 2 * c)
+        } else {
+            (15 - c, 31 - 2 * c)
+        };
+        table[8 * c] = ZETAS[wide];
+        table[8 * c + 1] = ZETAS[narrow];
+        table[8 * c + 2] = if forward {
+            ZETAS[narrow + 1]
+        } else {
+            ZETAS[narrow - 1]
+        };
+        c += 1;
+    }
+    table
+}
+const INNER_FORWARD: [i16; 64] = inner_zetas(true);
+const INNER_FORWARD_QINV: [i16; 64] = times_qinv(INNER_FORWARD);
+const INNER_INVERSE: [i16; 64] = inner_zetas(false);
+const INNER_INVERSE_QINV: [i16; 64] = times_qinv(INNER_INVERSE);
+
+/// `fqmul(a, zetas[L])`, the zeta a lane of `zetas` (its Q_INV multiple the
+/// same lane of `zetas_qinv`).
+#[inline]
+#[target_feature(enable = "neon")]
+fn fqmul_lane<const L: i32>(a: int16x8_t, zetas: int16x8_t, zetas_qinv: int16x8_t) -> int16x8_t {
+    let t = vmulq_laneq_s16::<L>(a, zetas_qinv);
+    let high = vqdmulhq_laneq_s16::<L>(a, zetas);
+    let correction = vqdmulhq_s16(t, vdupq_n_s16(Q));
+    vhsubq_s16(high, correction)
+}
+
+/// Forward (Cooley-Tukey) butterfly (a, b) -> (a + ζb, a - ζb) of two
+/// vectors, ζ a lane of `z` (see [`fqmul_lane`]).
+#[inline]
+#[target_feature(enable = "neon")]
+fn forward_lane<const L: i32>(
+    v: &mut [int16x8_t],
+    (i, j): (usize, usize),
+    z: int16x8_t,
+    zq: int16x8_t,
+) {
+    let t = fqmul_lane::<L>(v[j], z, zq);
+    (v[i], v[j]) = (vaddq_s16(v[i], t), vsubq_s16(v[i], t));
+}
+
+/// Inverse (Gentleman-Sande) butterfly (a, b) -> (barrett(a + b), ζ(b -
+/// a)) of two vectors, ζ a lane of `z`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn inverse_lane<const L: i32>(
+    v: &mut [int16x8_t],
+    (i, j): (usize, usize),
+    z: int16x8_t,
+    zq: int16x8_t,
+) {
+    let (a, b) = (v[i], v[j]);
+    v[i] = barrett(vaddq_s16(a, b));
+    v[j] = fqmul_lane::<L>(vsubq_s16(b, a), z, zq);
+}
 
 /// Forward (Cooley-Tukey) butterflies on matching lanes:
 /// (a, b) -> (a + ζb, a - ζb).
@@ -150,139 +233,163 @@ fn inverse_butterfly(
     )
 }
 
-/// The forward or the inverse butterfly.
+/// 32-bit lane views, for the regrouping shuffles.
 #[inline]
 #[target_feature(enable = "neon")]
-fn butterfly<const FORWARD: bool>(
-    a: int16x8_t,
-    b: int16x8_t,
-    zeta: int16x8_t,
-    zeta_qinv: int16x8_t,
-) -> (int16x8_t, int16x8_t) {
-    if FORWARD {
-        forward_butterfly(a, b, zeta, zeta_qinv)
-    } else {
-        inverse_butterfly(a, b, zeta, zeta_qinv)
-    }
+fn words(v: int16x8_t) -> int32x4_t {
+    vreinterpretq_s32_s16(v)
 }
 
-/// Splits 16 coefficients (two vectors) of blocks of 2·LEN into the blocks'
-/// low and high halves (LEN = 4: 64-bit zips; LEN = 2: 32-bit unzips).
+/// 64-bit zips: (c0..7, c8..15) <-> (c0..3 c8..11, c4..7 c12..15), the
+/// halves of the distance-4 blocks (its own inverse).
 #[inline]
 #[target_feature(enable = "neon")]
-fn regroup<const LEN: usize>(v0: int16x8_t, v1: int16x8_t) -> (int16x8_t, int16x8_t) {
-    if LEN == 4 {
-        let (v0, v1) = (vreinterpretq_s64_s16(v0), vreinterpretq_s64_s16(v1));
-        (
-            vreinterpretq_s16_s64(vzip1q_s64(v0, v1)),
-            vreinterpretq_s16_s64(vzip2q_s64(v0, v1)),
-        )
-    } else {
-        let (v0, v1) = (vreinterpretq_s32_s16(v0), vreinterpretq_s32_s16(v1));
-        (
-            vreinterpretq_s16_s32(vuzp1q_s32(v0, v1)),
-            vreinterpretq_s16_s32(vuzp2q_s32(v0, v1)),
-        )
-    }
+fn zip_halves(v0: int16x8_t, v1: int16x8_t) -> (int16x8_t, int16x8_t) {
+    let (v0, v1) = (vreinterpretq_s64_s16(v0), vreinterpretq_s64_s16(v1));
+    (
+        vreinterpretq_s16_s64(vzip1q_s64(v0, v1)),
+        vreinterpretq_s16_s64(vzip2q_s64(v0, v1)),
+    )
 }
 
-/// The inverse of [`regroup`].
+/// 32-bit transposes: between the distance-4 form of [`zip_halves`] and
+/// the distance-2 form (c0c1 c4c5 c8c9 c12c13, c2c3 c6c7 c10c11 c14c15),
+/// both ways.
 #[inline]
 #[target_feature(enable = "neon")]
-fn ungroup<const LEN: usize>(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
-    if LEN == 4 {
-        let (lo, hi) = (vreinterpretq_s64_s16(lo), vreinterpretq_s64_s16(hi));
-        (
-            vreinterpretq_s16_s64(vzip1q_s64(lo, hi)),
-            vreinterpretq_s16_s64(vzip2q_s64(lo, hi)),
-        )
-    } else {
-        let (lo, hi) = (vreinterpretq_s32_s16(lo), vreinterpretq_s32_s16(hi));
-        (
-            vreinterpretq_s16_s32(vzip1q_s32(lo, hi)),
-            vreinterpretq_s16_s32(vzip2q_s32(lo, hi)),
-        )
-    }
-}
-
-/// A layer of distance LEN ≥ 8: block b (2·LEN coefficients) uses
-/// `zeta_of(b)`, its halves are whole vectors.
-#[inline]
-#[target_feature(enable = "neon")]
-fn wide_layer<const LEN: usize, const FORWARD: bool>(
-    r: &mut [i16; N],
-    zeta_of: impl Fn(usize) -> i16,
-) {
-    for block in 0..N / (2 * LEN) {
-        let zeta = zeta_of(block);
-        let (z, zq) = (vdupq_n_s16(zeta), vdupq_n_s16(zeta.wrapping_mul(Q_INV)));
-        let start = block * 2 * LEN;
-        for at in (start..start + LEN).step_by(8) {
-            let (a, b) = butterfly::<FORWARD>(load_i16(r, at), load_i16(r, at + LEN), z, zq);
-            store_i16(r, at, a);
-            store_i16(r, at + LEN, b);
-        }
-    }
-}
-
-/// A layer of distance LEN = 4 or 2, 16 coefficients at a time, with the
-/// lane tables `zetas` / `zetas_qinv` (see [`lane_zetas`]).
-#[inline]
-#[target_feature(enable = "neon")]
-fn narrow_layer<const LEN: usize, const FORWARD: bool>(
-    r: &mut [i16; N],
-    zetas: &[i16; 128],
-    zetas_qinv: &[i16; 128],
-) {
-    for step in 0..N / 16 {
-        let at = 16 * step;
-        let (lo, hi) = regroup::<LEN>(load_i16(r, at), load_i16(r, at + 8));
-        let z = load_i16(zetas, 8 * step);
-        let zq = load_i16(zetas_qinv, 8 * step);
-        let (lo, hi) = butterfly::<FORWARD>(lo, hi, z, zq);
-        let (v0, v1) = ungroup::<LEN>(lo, hi);
-        store_i16(r, at, v0);
-        store_i16(r, at + 8, v1);
-    }
+fn trn_words(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
+    (
+        vreinterpretq_s16_s32(vtrn1q_s32(words(lo), words(hi))),
+        vreinterpretq_s16_s32(vtrn2q_s32(words(lo), words(hi))),
+    )
 }
 
 /// Algorithm 9 (as `ntt::ntt`): input below q in absolute value, output
-/// reduced into [-(q-1)/2, (q-1)/2].
+/// reduced into [-(q-1)/2, (q-1)/2]. Two passes over the polynomial: the
+/// three outer layers on eight vectors 32 coefficients apart, then the four
+/// inner layers and the final reduction on each 32 coefficients.
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    wide_layer::<128, true>(r, |b| ZETAS[1 + b]);
-    wide_layer::<64, true>(r, |b| ZETAS[2 + b]);
-    wide_layer::<32, true>(r, |b| ZETAS[4 + b]);
-    wide_layer::<16, true>(r, |b| ZETAS[8 + b]);
-    wide_layer::<8, true>(r, |b| ZETAS[16 + b]);
-    narrow_layer::<4, true>(r, &FORWARD_4, &FORWARD_4_QINV);
-    narrow_layer::<2, true>(r, &FORWARD_2, &FORWARD_2_QINV);
-    for at in (0..N).step_by(8) {
-        let reduced = barrett(load_i16(r, at));
-        store_i16(r, at, reduced);
+    let (z, zq) = (load_i16(&OUTER, 0), load_i16(&OUTER_QINV, 0));
+    for column in (0..32).step_by(8) {
+        let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
+        for m in 0..4 {
+            forward_lane::<1>(&mut v, (m, m + 4), z, zq);
+        }
+        for m in [0, 1] {
+            forward_lane::<2>(&mut v, (m, m + 2), z, zq);
+            forward_lane::<3>(&mut v, (m + 4, m + 6), z, zq);
+        }
+        forward_lane::<4>(&mut v, (0, 1), z, zq);
+        forward_lane::<5>(&mut v, (2, 3), z, zq);
+        forward_lane::<6>(&mut v, (4, 5), z, zq);
+        forward_lane::<7>(&mut v, (6, 7), z, zq);
+        for (m, x) in v.iter().enumerate() {
+            store_i16(r, column + 32 * m, *x);
+        }
+    }
+    for chunk in 0..8 {
+        let at = 32 * chunk;
+        let (z, zq) = (
+            load_i16(&INNER_FORWARD, 8 * chunk),
+            load_i16(&INNER_FORWARD_QINV, 8 * chunk),
+        );
+        let mut v: [int16x8_t; 4] = core::array::from_fn(|m| load_i16(r, at + 8 * m));
+        forward_lane::<0>(&mut v, (0, 2), z, zq);
+        forward_lane::<0>(&mut v, (1, 3), z, zq);
+        forward_lane::<1>(&mut v, (0, 1), z, zq);
+        forward_lane::<2>(&mut v, (2, 3), z, zq);
+        for half in 0..2 {
+            let step = 2 * chunk + half;
+            let (lo, hi) = zip_halves(v[2 * half], v[2 * half + 1]);
+            let (lo, hi) = forward_butterfly(
+                lo,
+                hi,
+                load_i16(&FORWARD_4, 8 * step),
+                load_i16(&FORWARD_4_QINV, 8 * step),
+            );
+            let (lo, hi) = trn_words(lo, hi);
+            let (lo, hi) = forward_butterfly(
+                lo,
+                hi,
+                load_i16(&FORWARD_2, 8 * step),
+                load_i16(&FORWARD_2_QINV, 8 * step),
+            );
+            let (v0, v1) = (
+                vreinterpretq_s16_s32(vzip1q_s32(words(lo), words(hi))),
+                vreinterpretq_s16_s32(vzip2q_s32(words(lo), words(hi))),
+            );
+            store_i16(r, at + 16 * half, barrett(v0));
+            store_i16(r, at + 16 * half + 8, barrett(v1));
+        }
     }
 }
 
 /// Algorithm 10 (as `ntt::inv_ntt`): times 2^16, output below q in
-/// absolute value.
+/// absolute value. The passes of [`ntt`] backwards: the four inner layers
+/// on each 32 coefficients, then the three outer layers and the scaling.
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn inv_ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    narrow_layer::<2, false>(r, &INVERSE_2, &INVERSE_2_QINV);
-    narrow_layer::<4, false>(r, &INVERSE_4, &INVERSE_4_QINV);
-    wide_layer::<8, false>(r, |b| ZETAS[31 - b]);
-    wide_layer::<16, false>(r, |b| ZETAS[15 - b]);
-    wide_layer::<32, false>(r, |b| ZETAS[7 - b]);
-    wide_layer::<64, false>(r, |b| ZETAS[3 - b]);
-    wide_layer::<128, false>(r, |b| ZETAS[1 - b]);
+    for chunk in 0..8 {
+        let at = 32 * chunk;
+        let mut v = [vdupq_n_s16(0); 4];
+        for half in 0..2 {
+            let step = 2 * chunk + half;
+            let (v0, v1) = (load_i16(r, at + 16 * half), load_i16(r, at + 16 * half + 8));
+            let (lo, hi) = (
+                vreinterpretq_s16_s32(vuzp1q_s32(words(v0), words(v1))),
+                vreinterpretq_s16_s32(vuzp2q_s32(words(v0), words(v1))),
+            );
+            let (lo, hi) = inverse_butterfly(
+                lo,
+                hi,
+                load_i16(&INVERSE_2, 8 * step),
+                load_i16(&INVERSE_2_QINV, 8 * step),
+            );
+            let (lo, hi) = trn_words(lo, hi);
+            let (lo, hi) = inverse_butterfly(
+                lo,
+                hi,
+                load_i16(&INVERSE_4, 8 * step),
+                load_i16(&INVERSE_4_QINV, 8 * step),
+            );
+            (v[2 * half], v[2 * half + 1]) = zip_halves(lo, hi);
+        }
+        let (z, zq) = (
+            load_i16(&INNER_INVERSE, 8 * chunk),
+            load_i16(&INNER_INVERSE_QINV, 8 * chunk),
+        );
+        inverse_lane::<1>(&mut v, (0, 1), z, zq);
+        inverse_lane::<2>(&mut v, (2, 3), z, zq);
+        inverse_lane::<0>(&mut v, (0, 2), z, zq);
+        inverse_lane::<0>(&mut v, (1, 3), z, zq);
+        for (m, x) in v.iter().enumerate() {
+            store_i16(r, at + 8 * m, *x);
+        }
+    }
+    let (z, zq) = (load_i16(&OUTER, 0), load_i16(&OUTER_QINV, 0));
     let scale = vdupq_n_s16(INV_NTT_SCALE);
     let scale_qinv = vdupq_n_s16(INV_NTT_SCALE.wrapping_mul(Q_INV));
-    for at in (0..N).step_by(8) {
-        let scaled = fqmul(load_i16(r, at), scale, scale_qinv);
-        store_i16(r, at, scaled);
+    for column in (0..32).step_by(8) {
+        let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
+        inverse_lane::<7>(&mut v, (0, 1), z, zq);
+        inverse_lane::<6>(&mut v, (2, 3), z, zq);
+        inverse_lane::<5>(&mut v, (4, 5), z, zq);
+        inverse_lane::<4>(&mut v, (6, 7), z, zq);
+        for m in [0, 1] {
+            inverse_lane::<3>(&mut v, (m, m + 2), z, zq);
+            inverse_lane::<2>(&mut v, (m + 4, m + 6), z, zq);
+        }
+        for m in 0..4 {
+            inverse_lane::<1>(&mut v, (m, m + 4), z, zq);
+        }
+        for (m, x) in v.iter().enumerate() {
+            store_i16(r, column + 32 * m, fqmul(*x, scale, scale_qinv));
+        }
     }
 }
 
