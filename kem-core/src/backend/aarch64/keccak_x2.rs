@@ -10,7 +10,6 @@
 mod asm;
 
 use asm::{permute_neon, permute_sha3};
-use core::arch::aarch64::{vcombine_u64, vcreate_u64, vdupq_n_u64, vgetq_lane_u64};
 
 /// The 24 round constants of ι, from FIPS 202's LFSR (Algorithm 5).
 static ROUND_CONSTANTS: [u64; 24] = {
@@ -43,22 +42,12 @@ pub(crate) fn has_sha3() -> bool {
 /// Keccak-f[1600] on `a` and on `b`, as one two-way permutation.
 #[target_feature(enable = "neon")]
 pub(super) fn keccak_f1600_x2(a: &mut [u64; 25], b: &mut [u64; 25]) {
-    let mut s = [vdupq_n_u64(0); 25];
-    for (i, lanes) in s.iter_mut().enumerate() {
-        *lanes = vcombine_u64(vcreate_u64(a[i]), vcreate_u64(b[i]));
-    }
     if has_sha3() {
         // SAFETY: the CPU has the SHA-3 extension (just detected).
-        unsafe { permute_sha3(&mut s) }
+        unsafe { permute_sha3(a, b) }
     } else {
-        permute_neon(&mut s);
+        permute_neon(a, b);
     }
-    for (i, lanes) in s.iter().enumerate() {
-        a[i] = vgetq_lane_u64::<0>(*lanes);
-        b[i] = vgetq_lane_u64::<1>(*lanes);
-    }
-    // The vectors held secret lanes (noise streams): clear them.
-    crate::wipe::wipe(&mut s, [vdupq_n_u64(0); 25]);
 }
 
 #[cfg(test)]
@@ -75,23 +64,14 @@ mod tests {
             let (mut want_a, mut want_b) = (a, b);
             keccak::f1600(&mut want_a);
             keccak::f1600(&mut want_b);
-            let mut plain = [vdupq_n_u64(0); 25];
-            for (i, lanes) in plain.iter_mut().enumerate() {
-                *lanes = vcombine_u64(vcreate_u64(a[i]), vcreate_u64(b[i]));
-            }
-            let mut sha3 = plain;
-            permute_neon(&mut plain);
-            for (i, lanes) in plain.iter().enumerate() {
-                assert_eq!(vgetq_lane_u64::<0>(*lanes), want_a[i]);
-                assert_eq!(vgetq_lane_u64::<1>(*lanes), want_b[i]);
-            }
+            let (mut plain_a, mut plain_b) = (a, b);
+            permute_neon(&mut plain_a, &mut plain_b);
+            assert_eq!((plain_a, plain_b), (want_a, want_b), "plain Neon");
             if has_sha3() {
+                let (mut sha3_a, mut sha3_b) = (a, b);
                 // SAFETY: the CPU has the SHA-3 extension.
-                unsafe { permute_sha3(&mut sha3) };
-                for (i, lanes) in sha3.iter().enumerate() {
-                    assert_eq!(vgetq_lane_u64::<0>(*lanes), want_a[i]);
-                    assert_eq!(vgetq_lane_u64::<1>(*lanes), want_b[i]);
-                }
+                unsafe { permute_sha3(&mut sha3_a, &mut sha3_b) };
+                assert_eq!((sha3_a, sha3_b), (want_a, want_b), "SHA-3");
             }
             keccak_f1600_x2(&mut a, &mut b);
             assert_eq!((a, b), (want_a, want_b));

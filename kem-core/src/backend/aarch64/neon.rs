@@ -28,7 +28,8 @@
 //! (`aarch64::mem`) and the call of the SHA-3 permutation after its run-time
 //! detection (`aarch64::keccak_x2`).
 
-use crate::backend::traits::{Keccak, PolyKernels, Sampling, Schedule};
+use crate::backend::traits::{Keccak, KeyBuffers, PolyKernels, Sampling, Schedule};
+use crate::params::ParameterSet;
 use crate::poly::Poly;
 
 /// The Neon backend (AArch64; see the module docs).
@@ -64,9 +65,20 @@ impl Sampling for Neon {
     neon_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_noise);
 }
 
-/// Key generation and decapsulation take the sequential schedule (the
-/// defaults); parsing an encapsulation key runs H(ek) (and J(z ‖ c) for a
-/// decapsulation key parsed for one ciphertext) beside Â (`pool`).
+/// Key generation runs as one pool (`pool`: the noise, Â and H(ek)
+/// absorbing t̂ row by row); parsing an encapsulation key runs H(ek) (and
+/// J(z ‖ c) for a decapsulation key parsed for one ciphertext) beside Â;
+/// decapsulation takes the sequential schedule (the default).
 impl Schedule for Neon {
+    #[inline(always)]
+    fn generate_key<P: ParameterSet>(
+        rho: &[u8; 32],
+        sigma: &[u8; 32],
+        out: &mut KeyBuffers<'_>,
+    ) -> Option<[u8; 32]> {
+        // SAFETY: `Neon` runs only where Neon is available (module docs).
+        Some(unsafe { crate::backend::aarch64::pool::generate_key::<P>(rho, sigma, out) })
+    }
+
     neon_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>) = crate::backend::aarch64::pool::hash_and_sample_matrix);
 }

@@ -12,13 +12,17 @@
 //! and on the rejection sampling of Â, both public; J's state holds z and
 //! is wiped.
 
+use crate::backend::aarch64::compress::encode_12;
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
-use crate::backend::aarch64::sample::{absorbed, rejection_sample_block};
+use crate::backend::aarch64::ntt::{multiply_accumulate, ntt};
+use crate::backend::aarch64::sample::{absorb_into, rejection_sample_block, sample_poly_cbd};
+use crate::backend::traits::KeyBuffers;
 use crate::hash::{
     read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE,
     SHAKE_DOMAIN,
 };
-use crate::poly::{Poly, N};
+use crate::params::{ParameterSet, PolyVec};
+use crate::poly::{transpose, zeroize_all, Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
@@ -26,8 +30,9 @@ use crate::wipe::wipe;
 const HASH_RATE: usize = SHA3_256_RATE;
 const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
 
-/// The most sponges in one pool: H, J and Â's k² ≤ 16 entries.
-const MAX_SPONGES: usize = 18;
+/// The most sponges in one pool: key generation's H(ek), 2k ≤ 8 noise
+/// streams and Â's k² ≤ 16 entries (parsing: H, J and the entries).
+const MAX_SPONGES: usize = 25;
 
 /// A hash absorbing `parts` (their concatenation) block by block, then
 /// squeezing 32 bytes.
@@ -81,6 +86,112 @@ impl<'a> Hash<'a> {
     }
 }
 
+/// Key generation's part of a pool: the noise ŝ ‖ ê, t̂ row by row once
+/// its row of Â and the noise are in, and H(ek) absorbing ek as the rows
+/// are encoded into it.
+struct KeyGen<'a> {
+    k: usize,
+    eta: usize,
+    rho: &'a [u8; 32],
+    /// ŝ (noise polynomials 0..k, PRF nonces 0..k) and ê (k..2k).
+    s_hat: &'a mut [Poly],
+    e: &'a mut [Poly],
+    /// Each noise stream's bytes so far (64η of them).
+    streams: [[u8; 192]; 8],
+    squeezed: [usize; 8],
+    noise_left: usize,
+    t_hat: &'a mut [Poly],
+    rows_done: usize,
+    ek: &'a mut [u8],
+    /// How many bytes of `ek` are written.
+    written: usize,
+    /// H(ek)'s next block.
+    block: usize,
+    h: [u8; 32],
+}
+
+impl KeyGen<'_> {
+    /// H(ek)'s blocks, the padded last one included.
+    fn blocks(&self) -> usize {
+        self.ek.len() / HASH_RATE + 1
+    }
+
+    /// Whether H(ek) has a block to absorb now.
+    fn hash_ready(&self) -> bool {
+        let (block, last) = (self.block, self.ek.len() / HASH_RATE);
+        (block < last && (block + 1) * HASH_RATE <= self.written)
+            || (block == last && self.written == self.ek.len())
+    }
+
+    /// XORs H(ek)'s next block into `state` (see [`Self::hash_ready`]).
+    fn absorb(&mut self, state: &mut [u64; 25]) {
+        let start = self.block * HASH_RATE;
+        let end = (start + HASH_RATE).min(self.ek.len());
+        xor_bytes(state, 0, &self.ek[start..end]);
+        if end - start < HASH_RATE {
+            xor_padding(state, end - start, SHA3_DOMAIN, HASH_RATE);
+        }
+        self.block += 1;
+    }
+
+    /// Noise stream `i`'s next squeezed block; once it has 64η bytes,
+    /// SamplePolyCBD_η and the NTT.
+    #[target_feature(enable = "neon")]
+    fn squeezed(&mut self, i: usize, state: &[u64; 25]) {
+        let (len, at) = (64 * self.eta, self.squeezed[i]);
+        let end = (at + SHAKE256_RATE).min(len);
+        read_lanes(state, &mut self.streams[i][at..end]);
+        self.squeezed[i] = end;
+        if end == len {
+            let p = match i.checked_sub(self.k) {
+                None => &mut self.s_hat[i],
+                Some(e) => &mut self.e[e],
+            };
+            sample_poly_cbd_eta(self.eta, &self.streams[i][..len], p);
+            ntt(p);
+            self.noise_left -= 1;
+        }
+    }
+
+    /// t̂_i = Â[i] ∘ ŝ + ê_i for each row `i` whose entries `a_hat` are all
+    /// sampled (`filled`), once the noise is in, encoded into ek.
+    #[target_feature(enable = "neon")]
+    fn finish_rows(&mut self, a_hat: &[Poly], filled: &[usize]) {
+        let k = self.k;
+        while self.noise_left == 0
+            && self.rows_done < k
+            && filled[k * self.rows_done..k * (self.rows_done + 1)]
+                .iter()
+                .all(|&f| f == N)
+        {
+            let i = self.rows_done;
+            let t = &mut self.t_hat[i];
+            multiply_accumulate(t, &a_hat[k * i..k * (i + 1)], self.s_hat);
+            t.scale_to_montgomery();
+            t.add_assign(&self.e[i]);
+            t.reduce();
+            t.make_canonical();
+            encode_12(t, &mut self.ek[384 * i..384 * (i + 1)]);
+            self.written += 384;
+            self.rows_done += 1;
+            if self.rows_done == k {
+                self.ek[384 * k..].copy_from_slice(self.rho);
+                self.written = self.ek.len();
+            }
+        }
+    }
+}
+
+/// SamplePolyCBD_η for η = 2 or 3.
+#[target_feature(enable = "neon")]
+fn sample_poly_cbd_eta(eta: usize, bytes: &[u8], p: &mut Poly) {
+    if eta == 2 {
+        sample_poly_cbd::<2>(bytes, p);
+    } else {
+        sample_poly_cbd::<3>(bytes, p);
+    }
+}
+
 /// What a sponge of the pool computes.
 #[derive(Clone, Copy)]
 enum Job {
@@ -88,6 +199,10 @@ enum Job {
     Hash(usize),
     /// SampleNTT (Algorithm 7) into `out[i]`, a block at a time.
     Entry(usize),
+    /// Key generation's noise stream i (PRF_η1(σ, i)).
+    Noise(usize),
+    /// Key generation's H(ek).
+    EkHash,
 }
 
 /// The sponges of one pool and what each computes.
@@ -95,23 +210,130 @@ struct Pool<'a, 'b> {
     states: [[u64; 25]; MAX_SPONGES],
     jobs: [Job; MAX_SPONGES],
     len: usize,
+    /// The sponges not yet done, in the order pushed.
+    live: [u8; MAX_SPONGES],
+    live_len: usize,
     hashes: &'a mut [Hash<'b>],
     out: &'a mut [Poly],
     filled: [usize; 16],
+    keygen: Option<KeyGen<'a>>,
 }
 
-impl Pool<'_, '_> {
-    fn push(&mut self, state: [u64; 25], job: Job) {
-        self.states[self.len] = state;
+/// A pool's permutations on the two-way Keccak when two sponges are ready
+/// and on the one-way Keccak for a lone one.
+#[target_feature(enable = "neon")]
+fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
+    let start = permutation_start();
+    match *picked {
+        [s] => {
+            keccak::f1600(&mut states[s]);
+            permutation_end(start, 1);
+        }
+        [a, b] => {
+            let (head, tail) = states.split_at_mut(b);
+            keccak_f1600_x2(&mut head[a], &mut tail[0]);
+            permutation_end(start, 2);
+        }
+        _ => {}
+    }
+}
+
+impl<'a, 'b> Pool<'a, 'b> {
+    #[inline(always)]
+    fn new(hashes: &'a mut [Hash<'b>], out: &'a mut [Poly], keygen: Option<KeyGen<'a>>) -> Self {
+        Pool {
+            states: [[0; 25]; MAX_SPONGES],
+            jobs: [Job::Entry(0); MAX_SPONGES],
+            len: 0,
+            live: [0; MAX_SPONGES],
+            live_len: 0,
+            hashes,
+            out,
+            filled: [0; 16],
+            keygen,
+        }
+    }
+
+    /// A sponge for `job`, its state (all zero) absorbing `input` with
+    /// the SHAKE padding of `RATE` if given.
+    fn push<const RATE: usize>(&mut self, input: Option<&[&[u8]]>, job: Job) {
+        if let Some(input) = input {
+            absorb_into::<RATE>(&mut self.states[self.len], input);
+        }
         self.jobs[self.len] = job;
+        self.live[self.live_len] = self.len as u8;
+        self.live_len += 1;
         self.len += 1;
     }
 
-    /// Readies sponge `s` for its next permutation; false once it is done.
-    fn next(&mut self, s: usize) -> bool {
+    /// Pushes the sponges, in the order of preference: the hashes (the
+    /// long chains lead), then key generation's H(ek) and noise from
+    /// `sigma`, then Â's entries: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i)
+    /// (row-major Â) or, `transposed`, `out[j*k + i]` (Â^T).
+    fn push_all(&mut self, rho: &[u8; 32], k: usize, transposed: bool, sigma: Option<&[u8; 32]>) {
+        count(Primitive::Xof, self.out.len() as u64);
+        for h in 0..self.hashes.len() {
+            self.push::<0>(None, Job::Hash(h));
+        }
+        if let Some(sigma) = sigma {
+            self.push::<0>(None, Job::EkHash);
+            for i in 0..2 * k {
+                self.push::<SHAKE256_RATE>(Some(&[sigma, &[i as u8]]), Job::Noise(i));
+            }
+        }
+        for index in 0..self.out.len() {
+            let (outer, inner) = ((index / k) as u8, (index % k) as u8);
+            let ji = if transposed {
+                [outer, inner]
+            } else {
+                [inner, outer]
+            };
+            self.push::<SHAKE128_RATE>(Some(&[rho, &ji]), Job::Entry(index));
+        }
+    }
+
+    /// Drops sponge `s` from the live ones.
+    fn retire(&mut self, s: usize) {
+        let live = &mut self.live[..self.live_len];
+        if let Some(at) = live.iter().position(|&l| usize::from(l) == s) {
+            live.copy_within(at + 1.., at);
+            self.live_len -= 1;
+        }
+    }
+
+    /// Whether sponge `s` can take its next permutation now.
+    fn ready(&self, s: usize) -> bool {
         match self.jobs[s] {
-            Job::Hash(h) => self.hashes[h].next(&mut self.states[s]),
+            Job::Hash(h) => self.hashes[h].block < self.hashes[h].blocks,
             Job::Entry(e) => self.filled[e] < N,
+            Job::Noise(i) => self
+                .keygen
+                .as_ref()
+                .is_some_and(|g| g.squeezed[i] < 64 * g.eta),
+            Job::EkHash => self.keygen.as_ref().is_some_and(KeyGen::hash_ready),
+        }
+    }
+
+    /// Whether sponge `s` is done for good.
+    fn done(&self, s: usize) -> bool {
+        match self.jobs[s] {
+            Job::EkHash => self.keygen.as_ref().is_none_or(|g| g.block == g.blocks()),
+            _ => !self.ready(s),
+        }
+    }
+
+    /// Absorbs what sponge `s` takes before its permutation.
+    fn prepare(&mut self, s: usize) {
+        match self.jobs[s] {
+            Job::Hash(h) => {
+                self.hashes[h].next(&mut self.states[s]);
+            }
+            Job::EkHash => {
+                if let Some(g) = self.keygen.as_mut() {
+                    g.absorb(&mut self.states[s]);
+                }
+            }
+            Job::Entry(_) | Job::Noise(_) => {}
         }
     }
 
@@ -127,43 +349,56 @@ impl Pool<'_, '_> {
                     &self.states[s],
                 );
             }
+            Job::Noise(i) => {
+                if let Some(g) = self.keygen.as_mut() {
+                    g.squeezed(i, &self.states[s]);
+                }
+            }
+            Job::EkHash => {
+                if let Some(g) = self.keygen.as_mut() {
+                    if g.block == g.blocks() {
+                        read_lanes(&self.states[s], &mut g.h);
+                    }
+                }
+            }
         }
     }
 
-    /// Runs every sponge to its end: each step permutes the first two that
-    /// have a permutation left (in the order pushed), on the two-way
-    /// permutation, or a last one on the one-way permutation.
+    /// Runs every sponge to its end: each step permutes the first two
+    /// that can take a permutation (in the order pushed), on the two-way
+    /// permutation, or a last one on the one-way permutation. Key
+    /// generation's rows are finished as soon as they can be, which makes
+    /// H(ek) ready for more.
     #[target_feature(enable = "neon")]
     fn run(&mut self) {
-        let mut first_live = 0;
         loop {
             let mut picked = [0; 2];
             let mut found = 0;
-            let mut s = first_live;
-            while found < 2 && s < self.len {
-                if self.next(s) {
+            for &s in &self.live[..self.live_len] {
+                let s = usize::from(s);
+                if self.ready(s) {
                     picked[found] = s;
                     found += 1;
-                } else if s == first_live {
-                    first_live += 1;
+                    if found == 2 {
+                        break;
+                    }
                 }
-                s += 1;
             }
-            let start = permutation_start();
-            match found {
-                0 => return,
-                1 => {
-                    keccak::f1600(&mut self.states[picked[0]]);
-                    permutation_end(start, 1);
-                }
-                _ => {
-                    let (head, tail) = self.states.split_at_mut(picked[1]);
-                    keccak_f1600_x2(&mut head[picked[0]], &mut tail[0]);
-                    permutation_end(start, 2);
-                }
+            if found == 0 {
+                return;
             }
             for &s in &picked[..found] {
+                self.prepare(s);
+            }
+            permute(&mut self.states, &picked[..found]);
+            for &s in &picked[..found] {
                 self.permuted(s);
+                if self.done(s) {
+                    self.retire(s);
+                }
+            }
+            if let Some(g) = self.keygen.as_mut() {
+                g.finish_rows(self.out, &self.filled);
             }
         }
     }
@@ -171,55 +406,74 @@ impl Pool<'_, '_> {
 
 impl Drop for Pool<'_, '_> {
     fn drop(&mut self) {
-        // J's state holds z; Â's sponges hold only the public ρ's XOF.
+        // J's state holds z, the noise streams σ's output; Â's sponges and
+        // H(ek)'s hold only public bytes.
         for s in 0..self.len {
-            if let Job::Hash(_) = self.jobs[s] {
+            if let Job::Hash(_) | Job::Noise(_) = self.jobs[s] {
                 wipe(&mut self.states[s], [0; 25]);
             }
+        }
+        if let Some(g) = self.keygen.as_mut() {
+            wipe(&mut g.streams, [[0; 192]; 8]);
         }
     }
 }
 
-/// A pool of Â's entries: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i) (row-major
-/// Â) or, `transposed`, `out[j*k + i]` = SampleNTT(ρ ‖ j ‖ i) (Â^T); the
-/// hashes `hashes` are pushed first (the long chains lead).
-fn pool<'a, 'b>(
+/// `Schedule::generate_key`: K-PKE.KeyGen (Algorithm 13, lines 3-20) as
+/// one pool: the noise ŝ ‖ ê, Â row by row, and H(ek) absorbing each row
+/// of t̂ as soon as its row of Â is in, so that only H's last blocks (those
+/// of the last row and ρ) run without a partner. Fills `out` as
+/// `pke::generate` does and returns H(ek).
+#[target_feature(enable = "neon")]
+pub(crate) fn generate_key<P: ParameterSet>(
     rho: &[u8; 32],
-    k: usize,
-    out: &'a mut [Poly],
-    transposed: bool,
-    hashes: &'a mut [Hash<'b>],
-) -> Pool<'a, 'b> {
-    count(Primitive::Xof, out.len() as u64);
-    let entries = out.len();
-    let mut pool = Pool {
-        states: [[0; 25]; MAX_SPONGES],
-        jobs: [Job::Entry(0); MAX_SPONGES],
-        len: 0,
-        hashes,
-        out,
-        filled: [0; 16],
+    sigma: &[u8; 32],
+    out: &mut KeyBuffers<'_>,
+) -> [u8; 32] {
+    let k = P::K;
+    count(Primitive::Prf, 2 * k as u64);
+    count(Primitive::H, 1);
+    let (a_hat, rest) = out.expanded.split_at_mut(k * k);
+    let mut e = P::PolyVec::zeroed();
+    let keygen = KeyGen {
+        k,
+        eta: P::ETA1,
+        rho,
+        s_hat: out.s_hat,
+        e: e.as_mut(),
+        streams: [[0; 192]; 8],
+        squeezed: [0; 8],
+        noise_left: 2 * k,
+        t_hat: &mut rest[..k],
+        rows_done: 0,
+        ek: out.ek,
+        written: 0,
+        block: 0,
+        h: [0; 32],
     };
-    for h in 0..pool.hashes.len() {
-        pool.push([0; 25], Job::Hash(h));
+    let mut pool = Pool::new(&mut [], a_hat, Some(keygen));
+    pool.push_all(rho, k, false, Some(sigma));
+    pool.run();
+    let h = pool.keygen.as_ref().map_or([0; 32], |g| {
+        debug_assert!(g.rows_done == k && g.block == g.blocks());
+        g.h
+    });
+    drop(pool);
+    zeroize_all(e.as_mut());
+    for s in out.s_hat.iter_mut() {
+        s.make_canonical();
     }
-    for index in 0..entries {
-        let (outer, inner) = ((index / k) as u8, (index % k) as u8);
-        let ji = if transposed {
-            [outer, inner]
-        } else {
-            [inner, outer]
-        };
-        pool.push(absorbed::<SHAKE128_RATE>(&[rho, &ji]), Job::Entry(index));
-    }
-    pool
+    transpose(k, a_hat);
+    h
 }
 
 /// `Sampling::sample_matrix`: Â row-major, `out[i*k + j]` = SampleNTT(ρ ‖
 /// j ‖ i).
 #[target_feature(enable = "neon")]
 pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-    pool(rho, k, out, false, &mut []).run();
+    let mut pool = Pool::new(&mut [], out, None);
+    pool.push_all(rho, k, false, None);
+    pool.run();
 }
 
 /// `Schedule::hash_and_sample_matrix`: H(ek), J(z ‖ c) if asked, and Â^T
@@ -239,12 +493,18 @@ pub(crate) fn hash_and_sample_matrix(
         Some((z, c)) => {
             count(Primitive::J, 1);
             let mut hashes = [h, Hash::new([z, c], SHAKE_DOMAIN)];
-            pool(rho, k, out, true, &mut hashes).run();
+            let mut pool = Pool::new(&mut hashes, out, None);
+            pool.push_all(rho, k, true, None);
+            pool.run();
+            drop(pool);
             (hashes[0].out, Some(hashes[1].out))
         }
         None => {
             let mut hashes = [h];
-            pool(rho, k, out, true, &mut hashes).run();
+            let mut pool = Pool::new(&mut hashes, out, None);
+            pool.push_all(rho, k, true, None);
+            pool.run();
+            drop(pool);
             (hashes[0].out, None)
         }
     }

@@ -32,15 +32,21 @@ use crate::wipe::wipe;
 
 /// The sponge state after absorbing `input` (shorter than `RATE`) with the
 /// SHAKE padding.
-pub(super) fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
+fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
     let mut state = [0u64; 25];
+    absorb_into::<RATE>(&mut state, input);
+    state
+}
+
+/// Absorbs `input` (shorter than `RATE`) with the SHAKE padding into the
+/// all-zero `state`.
+pub(super) fn absorb_into<const RATE: usize>(state: &mut [u64; 25], input: &[&[u8]]) {
     let mut len = 0;
     for part in input {
-        xor_bytes(&mut state, len, part);
+        xor_bytes(state, len, part);
         len += part.len();
     }
-    xor_padding(&mut state, len, SHAKE_DOMAIN, RATE);
-    state
+    xor_padding(state, len, SHAKE_DOMAIN, RATE);
 }
 
 /// Two permutations: the two-way one.
