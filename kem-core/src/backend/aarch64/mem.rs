@@ -4,8 +4,9 @@
 //! for the whole vector.
 
 use core::arch::aarch64::{
-    int16x8_t, int16x8x2_t, int32x4_t, uint8x16_t, uint8x8_t, uint8x8x3_t, vld1_u8, vld1q_s16,
-    vld1q_s32, vld1q_u8, vld2q_s16, vld3_u8, vst1_u8, vst1q_s16, vst1q_u8, vst2q_s16, vst3_u8,
+    int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, uint8x16_t, uint8x16x2_t, uint8x8_t,
+    uint8x8x3_t, vld1_u8, vld1q_s16, vld1q_s32, vld1q_u16, vld1q_u8, vld1q_u8_x2, vld2q_s16,
+    vld3_u8, vst1_u8, vst1q_s16, vst1q_u8, vst2q_s16, vst3_u8,
 };
 
 /// The 8 coefficients `c[at..at + 8]`.
@@ -15,6 +16,22 @@ pub(super) fn load_i16(c: &[i16], at: usize) -> int16x8_t {
     // SAFETY: `piece` holds 8 readable i16 (Neon is part of the AArch64
     // target baseline).
     unsafe { vld1q_s16(piece.as_ptr()) }
+}
+
+/// The 8 values `c[at..at + 8]`.
+#[inline(always)]
+pub(super) fn load_u16(c: &[u16], at: usize) -> uint16x8_t {
+    let piece = &c[at..at + 8];
+    // SAFETY: `piece` holds 8 readable u16.
+    unsafe { vld1q_u16(piece.as_ptr()) }
+}
+
+/// The 32 bytes `b[at..at + 32]` as two vectors.
+#[inline(always)]
+pub(super) fn load_u8x2(b: &[u8], at: usize) -> uint8x16x2_t {
+    let piece = &b[at..at + 32];
+    // SAFETY: `piece` holds 32 readable bytes.
+    unsafe { vld1q_u8_x2(piece.as_ptr()) }
 }
 
 /// Writes `v` to `c[at..at + 8]`.

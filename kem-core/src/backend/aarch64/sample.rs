@@ -14,16 +14,16 @@
 //! AVX2 code. Secret sponge states and PRF output are wiped after use.
 
 use core::arch::aarch64::{
-    int8x16_t, uint16x8_t, uint8x16_t, vaddq_u16, vaddq_u8, vaddvq_u16, vandq_u16, vandq_u8,
-    vcltq_u16, vdupq_n_u16, vdupq_n_u8, vget_low_s8, vmovl_high_s8, vmovl_s8, vqtbl1q_u8,
-    vreinterpretq_s16_u16, vreinterpretq_s16_u8, vreinterpretq_s8_u8, vreinterpretq_u16_s16,
+    int16x8_t, int8x16_t, uint16x8_t, uint8x16_t, uint8x16x2_t, vaddq_u16, vaddq_u8, vaddvq_u16,
+    vandq_u16, vandq_u8, vcltq_u16, vdupq_n_u16, vdupq_n_u8, vget_low_s8, vmovl_high_s8, vmovl_s8,
+    vqtbl1q_u8, vqtbl2q_u8, vreinterpretq_s16_u16, vreinterpretq_s16_u8, vreinterpretq_s8_u8,
     vreinterpretq_u16_u8, vreinterpretq_u8_u16, vshlq_u16, vshrq_n_u16, vshrq_n_u8, vsubq_s16,
     vsubq_s8, vzip1q_s16, vzip1q_s8, vzip2q_s16, vzip2q_s8,
 };
 
 use super::Neon;
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
-use crate::backend::aarch64::mem::{load_i16, load_u8, store_i16};
+use crate::backend::aarch64::mem::{load_i16, load_u16, load_u8, load_u8x2, store_i16};
 use crate::field::Q;
 use crate::hash::{read_lanes, xor_bytes, xor_padding, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
@@ -69,12 +69,41 @@ const SPREAD_SHIFTS: [i16; 8] = [0, -4, 0, -4, 0, -4, 0, -4];
 #[target_feature(enable = "neon")]
 fn spread_12_bits(bytes: uint8x16_t) -> uint16x8_t {
     let pairs = vreinterpretq_u16_u8(vqtbl1q_u8(bytes, load_u8(&SPREAD_12, 0)));
+    lower_12_bits(pairs)
+}
+
+/// The eight 12-bit values of bytes 12 to 23 of `bytes` (as
+/// [`spread_12_bits`] of those 12 bytes).
+#[inline]
+#[target_feature(enable = "neon")]
+fn spread_next_12_bits(bytes: uint8x16x2_t) -> uint16x8_t {
+    let shuffle = vaddq_u8(load_u8(&SPREAD_12, 0), vdupq_n_u8(12));
+    lower_12_bits(vreinterpretq_u16_u8(vqtbl2q_u8(bytes, shuffle)))
+}
+
+/// Each lane's 12 bits after [`SPREAD_12`]'s shuffle.
+#[inline]
+#[target_feature(enable = "neon")]
+fn lower_12_bits(pairs: uint16x8_t) -> uint16x8_t {
     let shifted = vshlq_u16(pairs, load_i16(&SPREAD_SHIFTS, 0));
     vandq_u16(shifted, vdupq_n_u16(0x0fff))
 }
 
 /// Lane i's bit of an acceptance mask.
-const LANE_BITS: [i16; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+const LANE_BITS: [u16; 16] = [
+    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
+];
+
+/// How many lanes each 8-bit acceptance mask keeps (its population count).
+const ACCEPTED: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        table[mask] = (mask as u8).count_ones() as u8;
+        mask += 1;
+    }
+    table
+};
 
 /// For each 8-bit acceptance mask, the byte shuffle that moves the
 /// accepted u16 lanes to the front, in order.
@@ -97,12 +126,22 @@ const COMPACT: [[u8; 16]; 256] = {
     table
 };
 
+/// The lanes of `candidates` that `mask` (bit i: lane i) accepts, moved
+/// to the front in order.
+#[inline]
+#[target_feature(enable = "neon")]
+fn compact(candidates: uint16x8_t, mask: usize) -> int16x8_t {
+    let shuffle = load_u8(&COMPACT[mask], 0);
+    vreinterpretq_s16_u8(vqtbl1q_u8(vreinterpretq_u8_u16(candidates), shuffle))
+}
+
 /// Algorithm 7's inner loop on one squeezed SHAKE128 block, read from the
 /// sponge `state`: as `sample::rejection_sample`, appends to
 /// `coeffs[filled..]` the block's 12-bit candidates below q until the
-/// polynomial is full, and returns the new count. Eight candidates per step
-/// while eight more fit, loaded straight from the state (its 200 bytes
-/// leave room for the last 16-byte load), the rest on the portable code.
+/// polynomial is full, and returns the new count. Sixteen candidates (24
+/// bytes) per step while sixteen more fit, then eight, loaded straight from
+/// the state (its 200 bytes leave room for the last 16-byte load), the rest
+/// on the portable code.
 #[target_feature(enable = "neon")]
 pub(super) fn rejection_sample_block(
     coeffs: &mut [i16; N],
@@ -110,15 +149,30 @@ pub(super) fn rejection_sample_block(
     state: &[u64; 25],
 ) -> usize {
     let bytes = state_bytes(state);
+    let q = vdupq_n_u16(Q as u16);
+    let (low_bits, high_bits) = (load_u16(&LANE_BITS, 0), load_u16(&LANE_BITS, 8));
     let mut at = 0;
+    while filled + 16 <= N && at + 24 <= SHAKE128_RATE {
+        let loaded = load_u8x2(bytes, at);
+        let (first, second) = (spread_12_bits(loaded.0), spread_next_12_bits(loaded));
+        let lane_bits = vaddq_u16(
+            vandq_u16(vcltq_u16(first, q), low_bits),
+            vandq_u16(vcltq_u16(second, q), high_bits),
+        );
+        let mask = usize::from(vaddvq_u16(lane_bits));
+        let (low, high) = (mask & 0xff, mask >> 8 & 0xff);
+        let kept = usize::from(ACCEPTED[low]);
+        let out = &mut coeffs[filled..filled + 16];
+        store_i16(out, 0, compact(first, low));
+        store_i16(out, kept, compact(second, high));
+        filled += kept + usize::from(ACCEPTED[high]);
+        at += 24;
+    }
     while filled + 8 <= N && at + 12 <= SHAKE128_RATE {
         let candidates = spread_12_bits(load_u8(bytes, at));
-        let accepted = vcltq_u16(candidates, vdupq_n_u16(Q as u16));
-        let lane_bits = vandq_u16(accepted, vreinterpretq_u16_s16(load_i16(&LANE_BITS, 0)));
-        let mask = usize::from(vaddvq_u16(lane_bits));
-        let kept = vqtbl1q_u8(vreinterpretq_u8_u16(candidates), load_u8(&COMPACT[mask], 0));
-        store_i16(coeffs, filled, vreinterpretq_s16_u8(kept));
-        filled += mask.count_ones() as usize;
+        let mask = usize::from(vaddvq_u16(vandq_u16(vcltq_u16(candidates, q), low_bits))) & 0xff;
+        store_i16(coeffs, filled, compact(candidates, mask));
+        filled += usize::from(ACCEPTED[mask]);
         at += 12;
     }
     crate::sample::rejection_sample(coeffs, filled, &bytes[at..SHAKE128_RATE])
