@@ -39,7 +39,7 @@ const RECIP_Q: u32 = (1u64 << 36).div_ceil(Q as u64) as u32;
 /// `field::to_unsigned` lane by lane: (-q, q) to [0, q).
 #[inline]
 #[target_feature(enable = "neon")]
-fn to_unsigned(x: int16x8_t) -> uint16x8_t {
+pub(super) fn to_unsigned(x: int16x8_t) -> uint16x8_t {
     vreinterpretq_u16_s16(vaddq_s16(
         x,
         vandq_s16(vshrq_n_s16::<15>(x), vdupq_n_s16(Q)),
@@ -240,7 +240,7 @@ pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
 /// Two 12-bit values per byte triple: (e, o) -> e, e >> 8 | o << 4, o >> 4.
 #[inline]
 #[target_feature(enable = "neon")]
-fn pack_12(even: uint16x8_t, odd: uint16x8_t) -> uint8x8x3_t {
+pub(super) fn pack_12(even: uint16x8_t, odd: uint16x8_t) -> uint8x8x3_t {
     uint8x8x3_t(
         vmovn_u16(even),
         vmovn_u16(vorrq_u16(vshrq_n_u16::<8>(even), vshlq_n_u16::<4>(odd))),

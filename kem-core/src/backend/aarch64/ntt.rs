@@ -20,16 +20,17 @@
 //! coefficient values but the arithmetic: constant time.
 
 use core::arch::aarch64::{
-    int16x8_t, int16x8x2_t, int32x4_t, vaddq_s16, vcombine_s16, vdup_n_s16, vdupq_n_s16,
-    vdupq_n_s32, vget_low_s16, vhsubq_s16, vmlal_high_s16, vmlal_s16, vmlsl_high_s16, vmlsl_s16,
-    vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_laneq_s16, vqdmulhq_s16,
-    vreinterpretq_s16_s32, vreinterpretq_s16_s64, vreinterpretq_s32_s16, vreinterpretq_s64_s16,
-    vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vtrn1q_s32, vtrn2q_s32, vuzp1q_s32, vuzp2q_s32,
-    vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
+    int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, vaddq_s16, vcombine_s16, vdup_n_s16,
+    vdupq_n_s16, vdupq_n_s32, vget_low_s16, vhsubq_s16, vmlal_high_s16, vmlal_s16, vmlsl_high_s16,
+    vmlsl_s16, vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_laneq_s16, vqdmulhq_s16,
+    vreinterpretq_s16_s32, vreinterpretq_s16_s64, vreinterpretq_s16_u16, vreinterpretq_s32_s16,
+    vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vtrn1q_s32, vtrn2q_s32,
+    vuzp1q_s32, vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
 };
 
-use crate::backend::aarch64::mem::{load_i16, load_pairs, store_i16, store_pairs};
-use crate::field::Q;
+use crate::backend::aarch64::compress::{pack_12, to_unsigned};
+use crate::backend::aarch64::mem::{load_i16, load_pairs, store_i16, store_pairs, store_triples};
+use crate::field::{MONT_SQUARED, Q};
 use crate::ntt::{GAMMAS, INV_NTT_SCALE, ZETAS};
 use crate::poly::{Poly, N};
 
@@ -393,35 +394,80 @@ pub(super) fn inv_ntt(p: &mut Poly) {
     }
 }
 
+/// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ a_i ∘ b_i ·
+/// 2^-16, Montgomery-reduced into (-q, q), the even and the odd
+/// coefficients in separate vectors.
+#[inline]
+#[target_feature(enable = "neon")]
+fn products(a: &[Poly], b: &[Poly], at: usize) -> (int16x8_t, int16x8_t) {
+    debug_assert_eq!(a.len(), b.len());
+    let gamma = load_i16(&GAMMAS, at / 2);
+    let zero = vdupq_n_s32(0);
+    let (mut even_lo, mut even_hi, mut odd_lo, mut odd_hi) = (zero, zero, zero, zero);
+    for (pa, pb) in a.iter().zip(b) {
+        let int16x8x2_t(a0, a1) = load_pairs(&pa.coeffs, at);
+        let int16x8x2_t(b0, b1) = load_pairs(&pb.coeffs, at);
+        let a1b1 = fqmul_vectors(a1, b1);
+        // s0 += a0·b0 + fqmul(a1, b1)·γ
+        even_lo = vmlal_s16(even_lo, vget_low_s16(a0), vget_low_s16(b0));
+        even_hi = vmlal_high_s16(even_hi, a0, b0);
+        even_lo = vmlal_s16(even_lo, vget_low_s16(a1b1), vget_low_s16(gamma));
+        even_hi = vmlal_high_s16(even_hi, a1b1, gamma);
+        // s1 += a0·b1 + a1·b0
+        odd_lo = vmlal_s16(odd_lo, vget_low_s16(a0), vget_low_s16(b1));
+        odd_hi = vmlal_high_s16(odd_hi, a0, b1);
+        odd_lo = vmlal_s16(odd_lo, vget_low_s16(a1), vget_low_s16(b0));
+        odd_hi = vmlal_high_s16(odd_hi, a1, b0);
+    }
+    (
+        montgomery_reduce(even_lo, even_hi),
+        montgomery_reduce(odd_lo, odd_hi),
+    )
+}
+
 /// Algorithms 11 and 12 (as `ntt::multiply_accumulate`): acc = Σ a_i ∘ b_i
 /// · 2^-16, reduced into [-(q-1)/2, (q-1)/2]; eight coefficient pairs at a
-/// time, the even and odd coefficients in separate vectors.
+/// time.
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
-    debug_assert_eq!(a.len(), b.len());
     for at in (0..N).step_by(16) {
-        let gamma = load_i16(&GAMMAS, at / 2);
-        let zero = vdupq_n_s32(0);
-        let (mut even_lo, mut even_hi, mut odd_lo, mut odd_hi) = (zero, zero, zero, zero);
-        for (pa, pb) in a.iter().zip(b) {
-            let int16x8x2_t(a0, a1) = load_pairs(&pa.coeffs, at);
-            let int16x8x2_t(b0, b1) = load_pairs(&pb.coeffs, at);
-            let a1b1 = fqmul_vectors(a1, b1);
-            // s0 += a0·b0 + fqmul(a1, b1)·γ
-            even_lo = vmlal_s16(even_lo, vget_low_s16(a0), vget_low_s16(b0));
-            even_hi = vmlal_high_s16(even_hi, a0, b0);
-            even_lo = vmlal_s16(even_lo, vget_low_s16(a1b1), vget_low_s16(gamma));
-            even_hi = vmlal_high_s16(even_hi, a1b1, gamma);
-            // s1 += a0·b1 + a1·b0
-            odd_lo = vmlal_s16(odd_lo, vget_low_s16(a0), vget_low_s16(b1));
-            odd_hi = vmlal_high_s16(odd_hi, a0, b1);
-            odd_lo = vmlal_s16(odd_lo, vget_low_s16(a1), vget_low_s16(b0));
-            odd_hi = vmlal_high_s16(odd_hi, a1, b0);
-        }
-        let even = barrett(montgomery_reduce(even_lo, even_hi));
-        let odd = barrett(montgomery_reduce(odd_lo, odd_hi));
-        store_pairs(&mut acc.coeffs, at, int16x8x2_t(even, odd));
+        let (even, odd) = products(a, b, at);
+        store_pairs(
+            &mut acc.coeffs,
+            at,
+            int16x8x2_t(barrett(even), barrett(odd)),
+        );
+    }
+}
+
+/// `x · 2^16 + e`, reduced and canonical: the end of a row of t̂.
+#[inline]
+#[target_feature(enable = "neon")]
+fn to_montgomery_plus(x: int16x8_t, e: int16x8_t) -> uint16x8_t {
+    let mont = vdupq_n_s16(MONT_SQUARED);
+    let mont_qinv = vdupq_n_s16(MONT_SQUARED.wrapping_mul(Q_INV));
+    to_unsigned(barrett(vaddq_s16(fqmul(x, mont, mont_qinv), e)))
+}
+
+/// Key generation's t̂_i = Σ_j Â[i, j] ∘ ŝ_j + ê_i (Algorithm 13, line 18)
+/// into `t`, canonical, and ByteEncode_12 of it into the 384 bytes of
+/// `ek_row` (line 19): the values of `pke::generate`'s steps
+/// (`multiply_accumulate`, `scale_to_montgomery`, `add_assign`, `reduce`,
+/// `make_canonical`, `encode_12`), since canonical values are unique.
+#[target_feature(enable = "neon")]
+pub(super) fn key_row(t: &mut Poly, row: &[Poly], s_hat: &[Poly], e: &Poly, ek_row: &mut [u8]) {
+    debug_assert_eq!(ek_row.len(), 384);
+    for at in (0..N).step_by(16) {
+        let (even, odd) = products(row, s_hat, at);
+        let int16x8x2_t(e_even, e_odd) = load_pairs(&e.coeffs, at);
+        let (even, odd) = (
+            to_montgomery_plus(even, e_even),
+            to_montgomery_plus(odd, e_odd),
+        );
+        let pairs = int16x8x2_t(vreinterpretq_s16_u16(even), vreinterpretq_s16_u16(odd));
+        store_pairs(&mut t.coeffs, at, pairs);
+        store_triples(ek_row, at / 16 * 24, pack_12(even, odd));
     }
 }
 

@@ -12,10 +12,9 @@
 //! and on the rejection sampling of Â, both public; J's state holds z and
 //! is wiped.
 
-use crate::backend::aarch64::compress::encode_12;
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
-use crate::backend::aarch64::ntt::{multiply_accumulate, ntt};
-use crate::backend::aarch64::sample::{absorb_into, rejection_sample_block, sample_poly_cbd};
+use crate::backend::aarch64::ntt::{key_row, ntt};
+use crate::backend::aarch64::sample::{absorb_into, cbd_from_block, rejection_sample_block};
 use crate::backend::traits::KeyBuffers;
 use crate::hash::{
     read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE,
@@ -96,9 +95,10 @@ struct KeyGen<'a> {
     /// ŝ (noise polynomials 0..k, PRF nonces 0..k) and ê (k..2k).
     s_hat: &'a mut [Poly],
     e: &'a mut [Poly],
-    /// Each noise stream's bytes so far (64η of them).
-    streams: [[u8; 192]; 8],
+    /// Each noise stream's blocks squeezed so far, and (η = 3) the bytes
+    /// its first block leaves for the second.
     squeezed: [usize; 8],
+    carry: [[u8; 4]; 8],
     noise_left: usize,
     t_hat: &'a mut [Poly],
     rows_done: usize,
@@ -138,19 +138,22 @@ impl KeyGen<'_> {
     /// SamplePolyCBD_η and the NTT.
     #[target_feature(enable = "neon")]
     fn squeezed(&mut self, i: usize, state: &[u64; 25]) {
-        let (len, at) = (64 * self.eta, self.squeezed[i]);
-        let end = (at + SHAKE256_RATE).min(len);
-        read_lanes(state, &mut self.streams[i][at..end]);
-        self.squeezed[i] = end;
-        if end == len {
-            let p = match i.checked_sub(self.k) {
-                None => &mut self.s_hat[i],
-                Some(e) => &mut self.e[e],
-            };
-            sample_poly_cbd_eta(self.eta, &self.streams[i][..len], p);
+        let p = match i.checked_sub(self.k) {
+            None => &mut self.s_hat[i],
+            Some(e) => &mut self.e[e],
+        };
+        let block = self.squeezed[i];
+        self.squeezed[i] += 1;
+        if cbd_from_block(self.eta, block, state, &mut self.carry[i], p) {
             ntt(p);
             self.noise_left -= 1;
         }
+    }
+
+    /// Whether noise stream `i` has a block left to squeeze (64η bytes:
+    /// one block for η = 2, two for η = 3).
+    fn noise_ready(&self, i: usize) -> bool {
+        self.squeezed[i] < self.eta - 1
     }
 
     /// t̂_i = Â[i] ∘ ŝ + ê_i for each row `i` whose entries `a_hat` are all
@@ -165,13 +168,13 @@ impl KeyGen<'_> {
                 .all(|&f| f == N)
         {
             let i = self.rows_done;
-            let t = &mut self.t_hat[i];
-            multiply_accumulate(t, &a_hat[k * i..k * (i + 1)], self.s_hat);
-            t.scale_to_montgomery();
-            t.add_assign(&self.e[i]);
-            t.reduce();
-            t.make_canonical();
-            encode_12(t, &mut self.ek[384 * i..384 * (i + 1)]);
+            key_row(
+                &mut self.t_hat[i],
+                &a_hat[k * i..k * (i + 1)],
+                self.s_hat,
+                &self.e[i],
+                &mut self.ek[384 * i..384 * (i + 1)],
+            );
             self.written += 384;
             self.rows_done += 1;
             if self.rows_done == k {
@@ -179,16 +182,6 @@ impl KeyGen<'_> {
                 self.written = self.ek.len();
             }
         }
-    }
-}
-
-/// SamplePolyCBD_η for η = 2 or 3.
-#[target_feature(enable = "neon")]
-fn sample_poly_cbd_eta(eta: usize, bytes: &[u8], p: &mut Poly) {
-    if eta == 2 {
-        sample_poly_cbd::<2>(bytes, p);
-    } else {
-        sample_poly_cbd::<3>(bytes, p);
     }
 }
 
@@ -306,10 +299,7 @@ impl<'a, 'b> Pool<'a, 'b> {
         match self.jobs[s] {
             Job::Hash(h) => self.hashes[h].block < self.hashes[h].blocks,
             Job::Entry(e) => self.filled[e] < N,
-            Job::Noise(i) => self
-                .keygen
-                .as_ref()
-                .is_some_and(|g| g.squeezed[i] < 64 * g.eta),
+            Job::Noise(i) => self.keygen.as_ref().is_some_and(|g| g.noise_ready(i)),
             Job::EkHash => self.keygen.as_ref().is_some_and(KeyGen::hash_ready),
         }
     }
@@ -414,7 +404,7 @@ impl Drop for Pool<'_, '_> {
             }
         }
         if let Some(g) = self.keygen.as_mut() {
-            wipe(&mut g.streams, [[0; 192]; 8]);
+            wipe(&mut g.carry, [[0; 4]; 8]);
         }
     }
 }
@@ -441,8 +431,8 @@ pub(crate) fn generate_key<P: ParameterSet>(
         rho,
         s_hat: out.s_hat,
         e: e.as_mut(),
-        streams: [[0; 192]; 8],
         squeezed: [0; 8],
+        carry: [[0; 4]; 8],
         noise_left: 2 * k,
         t_hat: &mut rest[..k],
         rows_done: 0,
@@ -451,14 +441,15 @@ pub(crate) fn generate_key<P: ParameterSet>(
         block: 0,
         h: [0; 32],
     };
-    let mut pool = Pool::new(&mut [], a_hat, Some(keygen));
-    pool.push_all(rho, k, false, Some(sigma));
-    pool.run();
-    let h = pool.keygen.as_ref().map_or([0; 32], |g| {
-        debug_assert!(g.rows_done == k && g.block == g.blocks());
-        g.h
-    });
-    drop(pool);
+    let h = {
+        let mut pool = Pool::new(&mut [], a_hat, Some(keygen));
+        pool.push_all(rho, k, false, Some(sigma));
+        pool.run();
+        pool.keygen.as_ref().map_or([0; 32], |g| {
+            debug_assert!(g.rows_done == k && g.block == g.blocks());
+            g.h
+        })
+    };
     zeroize_all(e.as_mut());
     for s in out.s_hat.iter_mut() {
         s.make_canonical();
@@ -493,18 +484,20 @@ pub(crate) fn hash_and_sample_matrix(
         Some((z, c)) => {
             count(Primitive::J, 1);
             let mut hashes = [h, Hash::new([z, c], SHAKE_DOMAIN)];
-            let mut pool = Pool::new(&mut hashes, out, None);
-            pool.push_all(rho, k, true, None);
-            pool.run();
-            drop(pool);
+            {
+                let mut pool = Pool::new(&mut hashes, out, None);
+                pool.push_all(rho, k, true, None);
+                pool.run();
+            }
             (hashes[0].out, Some(hashes[1].out))
         }
         None => {
             let mut hashes = [h];
-            let mut pool = Pool::new(&mut hashes, out, None);
-            pool.push_all(rho, k, true, None);
-            pool.run();
-            drop(pool);
+            {
+                let mut pool = Pool::new(&mut hashes, out, None);
+                pool.push_all(rho, k, true, None);
+                pool.run();
+            }
             (hashes[0].out, None)
         }
     }

@@ -182,7 +182,7 @@ pub(super) fn rejection_sample_block(
 /// which on a little-endian target is their layout in memory.
 #[cfg(target_endian = "little")]
 #[allow(unsafe_code)]
-fn state_bytes(state: &[u64; 25]) -> &[u8; 200] {
+pub(super) fn state_bytes(state: &[u64; 25]) -> &[u8; 200] {
     // SAFETY: `[u64; 25]` and `[u8; 200]` have the same size, every byte
     // of a `u64` is an initialised `u8`, and `u8` needs no alignment; the
     // borrow keeps `state` alive and unchanged.
@@ -226,15 +226,22 @@ fn cbd2(bytes: &[u8], p: &mut Poly) {
 #[target_feature(enable = "neon")]
 fn cbd3(bytes: &[u8], p: &mut Poly) {
     debug_assert_eq!(bytes.len(), 192);
+    cbd3_groups(bytes, 16, 0, p);
+}
+
+/// SamplePolyCBD_3's 12-byte steps: step `first + g` (coefficients 16·(first
+/// + g) onwards) from `bytes[12g..12g + 12]`, for g < `steps`. A step whose
+/// 16-byte load would pass the end of `bytes` copies its 12 bytes first.
+#[target_feature(enable = "neon")]
+fn cbd3_groups(bytes: &[u8], steps: usize, first: usize, p: &mut Poly) {
     let bit_of_each_3 = vdupq_n_u16(0x0249);
-    for step in 0..16 {
+    for step in 0..steps {
         let at = 12 * step;
         let loaded = if at + 16 <= bytes.len() {
             load_u8(bytes, at)
         } else {
-            // The last 12 bytes: a 16-byte load would read past the end.
             let mut tail = [0u8; 16];
-            tail[..12].copy_from_slice(&bytes[at..]);
+            tail[..12].copy_from_slice(&bytes[at..at + 12]);
             let v = load_u8(&tail, 0);
             wipe(&mut tail, [0; 16]);
             v
@@ -248,17 +255,58 @@ fn cbd3(bytes: &[u8], p: &mut Poly) {
             vandq_u16(vshrq_n_u16::<2>(x), bit_of_each_3),
         );
         let seven = vdupq_n_u16(7);
-        let first = vsubq_s16(
+        let first_values = vsubq_s16(
             vreinterpretq_s16_u16(vandq_u16(sums, seven)),
             vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<3>(sums), seven)),
         );
-        let second = vsubq_s16(
+        let second_values = vsubq_s16(
             vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<6>(sums), seven)),
             vreinterpretq_s16_u16(vandq_u16(vshrq_n_u16::<9>(sums), seven)),
         );
-        let out = 16 * step;
-        store_i16(&mut p.coeffs, out, vzip1q_s16(first, second));
-        store_i16(&mut p.coeffs, out + 8, vzip2q_s16(first, second));
+        let out = 16 * (first + step);
+        store_i16(&mut p.coeffs, out, vzip1q_s16(first_values, second_values));
+        store_i16(
+            &mut p.coeffs,
+            out + 8,
+            vzip2q_s16(first_values, second_values),
+        );
+    }
+}
+
+/// SamplePolyCBD_eta straight from a PRF stream's squeezed blocks in its
+/// sponge `state`: η = 2 takes the first 128 bytes of block 0; η = 3 the
+/// 192 bytes of blocks 0 and 1, the 4 bytes of block 0 that the step
+/// across the two needs kept in `carry`. Returns whether `p` is complete.
+#[target_feature(enable = "neon")]
+pub(super) fn cbd_from_block(
+    eta: usize,
+    block: usize,
+    state: &[u64; 25],
+    carry: &mut [u8; 4],
+    p: &mut Poly,
+) -> bool {
+    let bytes = state_bytes(state);
+    match (eta, block) {
+        (2, _) => {
+            cbd2(&bytes[..128], p);
+            true
+        }
+        (_, 0) => {
+            // Steps 0..11 are bytes 0..132; bytes 132..136 begin step 11.
+            cbd3_groups(bytes, 11, 0, p);
+            carry.copy_from_slice(&bytes[132..SHAKE256_RATE]);
+            false
+        }
+        _ => {
+            let mut across = [0u8; 12];
+            across[..4].copy_from_slice(carry);
+            across[4..].copy_from_slice(&bytes[..8]);
+            cbd3_groups(&across, 1, 11, p);
+            wipe(&mut across, [0; 12]);
+            wipe(carry, [0; 4]);
+            cbd3_groups(&bytes[8..], 4, 12, p);
+            true
+        }
     }
 }
 
