@@ -454,11 +454,19 @@ fn to_montgomery_plus(x: int16x8_t, e: int16x8_t) -> uint16x8_t {
 /// into `t`, canonical, and ByteEncode_12 of it into the 384 bytes of
 /// `ek_row` (line 19): the values of `pke::generate`'s steps
 /// (`multiply_accumulate`, `scale_to_montgomery`, `add_assign`, `reduce`,
-/// `make_canonical`, `encode_12`), since canonical values are unique.
+/// `make_canonical`, `encode_12`), since canonical values are unique. Only
+/// the coefficients `coeffs` (a range of multiples of 16) and their bytes.
 #[target_feature(enable = "neon")]
-pub(super) fn key_row(t: &mut Poly, row: &[Poly], s_hat: &[Poly], e: &Poly, ek_row: &mut [u8]) {
+pub(super) fn key_row(
+    t: &mut Poly,
+    row: &[Poly],
+    s_hat: &[Poly],
+    e: &Poly,
+    ek_row: &mut [u8],
+    coeffs: core::ops::Range<usize>,
+) {
     debug_assert_eq!(ek_row.len(), 384);
-    for at in (0..N).step_by(16) {
+    for at in coeffs.step_by(16) {
         let (even, odd) = products(row, s_hat, at);
         let int16x8x2_t(e_even, e_odd) = load_pairs(&e.coeffs, at);
         let (even, odd) = (

@@ -101,7 +101,9 @@ struct KeyGen<'a> {
     carry: [[u8; 4]; 8],
     noise_left: usize,
     t_hat: &'a mut [Poly],
+    /// The rows of t̂ done, and the coefficients done of the next.
     rows_done: usize,
+    row_done: usize,
     ek: &'a mut [u8],
     /// How many bytes of `ek` are written.
     written: usize,
@@ -156,30 +158,37 @@ impl KeyGen<'_> {
         self.squeezed[i] < self.eta - 1
     }
 
-    /// t̂_i = Â[i] ∘ ŝ + ê_i for each row `i` whose entries `a_hat` are all
-    /// sampled (`filled`), once the noise is in, encoded into ek.
+    /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as far as the
+    /// entries of `a_hat` are sampled (`filled`), once the noise is in: a
+    /// row is done 16 coefficients at a time, so that H(ek) can absorb the
+    /// start of the last row while its entries are still being sampled.
     #[target_feature(enable = "neon")]
     fn finish_rows(&mut self, a_hat: &[Poly], filled: &[usize]) {
         let k = self.k;
-        while self.noise_left == 0
-            && self.rows_done < k
-            && filled[k * self.rows_done..k * (self.rows_done + 1)]
-                .iter()
-                .all(|&f| f == N)
-        {
+        while self.noise_left == 0 && self.rows_done < k {
             let i = self.rows_done;
+            let row = k * i..k * (i + 1);
+            let ready = filled[row.clone()].iter().min().map_or(0, |&f| f & !15);
+            if ready <= self.row_done {
+                return;
+            }
             key_row(
                 &mut self.t_hat[i],
-                &a_hat[k * i..k * (i + 1)],
+                &a_hat[row],
                 self.s_hat,
                 &self.e[i],
                 &mut self.ek[384 * i..384 * (i + 1)],
+                self.row_done..ready,
             );
-            self.written += 384;
-            self.rows_done += 1;
-            if self.rows_done == k {
-                self.ek[384 * k..].copy_from_slice(self.rho);
-                self.written = self.ek.len();
+            self.written = 384 * i + ready / 16 * 24;
+            self.row_done = ready;
+            if ready == N {
+                self.rows_done += 1;
+                self.row_done = 0;
+                if self.rows_done == k {
+                    self.ek[384 * k..].copy_from_slice(self.rho);
+                    self.written = self.ek.len();
+                }
             }
         }
     }
@@ -203,7 +212,7 @@ struct Pool<'a, 'b> {
     states: [[u64; 25]; MAX_SPONGES],
     jobs: [Job; MAX_SPONGES],
     len: usize,
-    /// The sponges not yet done, in the order pushed.
+    /// The sponges not yet done, in the order of preference.
     live: [u8; MAX_SPONGES],
     live_len: usize,
     hashes: &'a mut [Hash<'b>],
@@ -223,6 +232,7 @@ fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
             permutation_end(start, 1);
         }
         [a, b] => {
+            let (a, b) = (a.min(b), a.max(b));
             let (head, tail) = states.split_at_mut(b);
             keccak_f1600_x2(&mut head[a], &mut tail[0]);
             permutation_end(start, 2);
@@ -436,6 +446,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
         noise_left: 2 * k,
         t_hat: &mut rest[..k],
         rows_done: 0,
+        row_done: 0,
         ek: out.ek,
         written: 0,
         block: 0,
