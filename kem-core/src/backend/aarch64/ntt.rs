@@ -23,9 +23,10 @@ use core::arch::aarch64::{
     int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, vaddq_s16, vcombine_s16, vdup_n_s16,
     vdupq_n_s16, vdupq_n_s32, vget_low_s16, vhsubq_s16, vmlal_high_s16, vmlal_s16, vmlsl_high_s16,
     vmlsl_s16, vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_laneq_s16, vqdmulhq_s16,
-    vreinterpretq_s16_s32, vreinterpretq_s16_s64, vreinterpretq_s16_u16, vreinterpretq_s32_s16,
-    vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vtrn1q_s32, vtrn2q_s32,
-    vuzp1q_s32, vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
+    vqrdmulhq_laneq_s16, vqrdmulhq_s16, vreinterpretq_s16_s32, vreinterpretq_s16_s64,
+    vreinterpretq_s16_u16, vreinterpretq_s32_s16, vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32,
+    vsubq_s16, vtrn1q_s32, vtrn2q_s32, vuzp1q_s32, vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32,
+    vzip2q_s64,
 };
 
 use crate::backend::aarch64::compress::{pack_12, to_unsigned};
@@ -114,13 +115,95 @@ const fn times_qinv<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
 }
 
 const FORWARD_4: [i16; 128] = lane_zetas::<4>(32, false);
-const FORWARD_4_QINV: [i16; 128] = times_qinv(FORWARD_4);
 const FORWARD_2: [i16; 128] = lane_zetas::<2>(64, false);
-const FORWARD_2_QINV: [i16; 128] = times_qinv(FORWARD_2);
 const INVERSE_2: [i16; 128] = lane_zetas::<2>(127, true);
 const INVERSE_2_QINV: [i16; 128] = times_qinv(INVERSE_2);
 const INVERSE_4: [i16; 128] = lane_zetas::<4>(63, true);
 const INVERSE_4_QINV: [i16; 128] = times_qinv(INVERSE_4);
+
+/// 2^-16 mod q: a Montgomery-form zeta (ζ·2^16 mod q, as in `ZETAS`) times
+/// this is ζ.
+const MONT_INV: i32 = 169;
+
+/// Each Montgomery-form zeta of `table` as ζ itself, in (-q/2, q/2).
+const fn plain<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
+    let q = Q as i32;
+    let mut out = [0i16; LEN];
+    let mut i = 0;
+    while i < LEN {
+        let mut z = (table[i] as i32 * MONT_INV).rem_euclid(q);
+        if z > q / 2 {
+            z -= q;
+        }
+        out[i] = z as i16;
+        i += 1;
+    }
+    out
+}
+
+/// round(ζ · 2^15 / q) for each ζ of `table` (from [`plain`]): the
+/// multiplier of Barrett multiplication by ζ (see [`barrett_mul`]).
+const fn twisted<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
+    let q = Q as i32;
+    let mut out = [0i16; LEN];
+    let mut i = 0;
+    while i < LEN {
+        let n = table[i] as i32 * 32768;
+        out[i] = ((n + if n < 0 { -q / 2 } else { q / 2 }) / q) as i16;
+        i += 1;
+    }
+    out
+}
+
+/// The forward NTT's zetas for each 32 coefficients (chunk c), 80 lanes:
+/// 0-7 the distance-16 and distance-8 zetas as in [`inner_zetas`] and 8-15
+/// their [`twisted`] multipliers, then for each half h (steps 2c + h) the
+/// distance-4 zetas, their multipliers, the distance-2 zetas and theirs
+/// (as the lanes of `FORWARD_4` and `FORWARD_2` see them).
+const FORWARD_CHUNKS: [[i16; 80]; 8] = {
+    let inner = plain(inner_zetas(true));
+    let inner_twisted = twisted(inner);
+    let four = plain(FORWARD_4);
+    let four_twisted = twisted(four);
+    let two = plain(FORWARD_2);
+    let two_twisted = twisted(two);
+    let mut table = [[0i16; 80]; 8];
+    let mut c = 0;
+    while c < 8 {
+        let mut i = 0;
+        while i < 8 {
+            table[c][i] = inner[8 * c + i];
+            table[c][8 + i] = inner_twisted[8 * c + i];
+            let mut h = 0;
+            while h < 2 {
+                let (at, step) = (16 + 32 * h, 2 * c + h);
+                table[c][at + i] = four[8 * step + i];
+                table[c][at + 8 + i] = four_twisted[8 * step + i];
+                table[c][at + 16 + i] = two[8 * step + i];
+                table[c][at + 24 + i] = two_twisted[8 * step + i];
+                h += 1;
+            }
+            i += 1;
+        }
+        c += 1;
+    }
+    table
+};
+
+/// The outer layers' zetas for the forward NTT: lanes 0-7 ζ (lane j from
+/// `ZETAS[j]`), 8-15 their [`twisted`] multipliers.
+const FORWARD_OUTER: [i16; 16] = {
+    let zetas = plain(OUTER);
+    let twisted = twisted(zetas);
+    let mut table = [0i16; 16];
+    let mut j = 0;
+    while j < 8 {
+        table[j] = zetas[j];
+        table[8 + j] = twisted[j];
+        j += 1;
+    }
+    table
+};
 
 /// The zetas of the three outer layers (distances 128, 64, 32) as vector
 /// lanes: lane j is `ZETAS[j]` (j = 1..7), in both directions.
@@ -159,8 +242,6 @@ const fn inner_zetas(forward: bool) -> [i16; 64] {
     }
     table
 }
-const INNER_FORWARD: [i16; 64] = inner_zetas(true);
-const INNER_FORWARD_QINV: [i16; 64] = times_qinv(INNER_FORWARD);
 const INNER_INVERSE: [i16; 64] = inner_zetas(false);
 const INNER_INVERSE_QINV: [i16; 64] = times_qinv(INNER_INVERSE);
 
@@ -175,17 +256,38 @@ fn fqmul_lane<const L: i32>(a: int16x8_t, zetas: int16x8_t, zetas_qinv: int16x8_
     vhsubq_s16(high, correction)
 }
 
+/// b·ζ mod q by Barrett multiplication, in [-q, q] for every i16 b: with
+/// z' = round(ζ·2^15 / q), h = round(b·z' / 2^15) (`sqrdmulh`) is b·ζ/q
+/// within 1, and b·ζ - h·q is computed exactly in 16 bits. Congruent to
+/// `fqmul(b, ζ·2^16)`, not always equal: only the forward NTT uses it,
+/// whose final reduction makes its output the portable one again.
+#[inline]
+#[target_feature(enable = "neon")]
+fn barrett_mul(b: int16x8_t, zetas: int16x8_t, twisted: int16x8_t) -> int16x8_t {
+    let h = vqrdmulhq_s16(b, twisted);
+    vmlsq_s16(vmulq_s16(b, zetas), h, vdupq_n_s16(Q))
+}
+
+/// [`barrett_mul`] by lane L of `zetas` (its multiplier lane L of
+/// `twisted`).
+#[inline]
+#[target_feature(enable = "neon")]
+fn barrett_mul_lane<const L: i32>(b: int16x8_t, zetas: int16x8_t, twisted: int16x8_t) -> int16x8_t {
+    let h = vqrdmulhq_laneq_s16::<L>(b, twisted);
+    vmlsq_s16(vmulq_laneq_s16::<L>(b, zetas), h, vdupq_n_s16(Q))
+}
+
 /// Forward (Cooley-Tukey) butterfly (a, b) -> (a + ζb, a - ζb) of two
-/// vectors, ζ a lane of `z` (see [`fqmul_lane`]).
+/// vectors, ζ a lane of `z` (see [`barrett_mul_lane`]).
 #[inline]
 #[target_feature(enable = "neon")]
 fn forward_lane<const L: i32>(
     v: &mut [int16x8_t],
     (i, j): (usize, usize),
     z: int16x8_t,
-    zq: int16x8_t,
+    zt: int16x8_t,
 ) {
-    let t = fqmul_lane::<L>(v[j], z, zq);
+    let t = barrett_mul_lane::<L>(v[j], z, zt);
     (v[i], v[j]) = (vaddq_s16(v[i], t), vsubq_s16(v[i], t));
 }
 
@@ -205,16 +307,16 @@ fn inverse_lane<const L: i32>(
 }
 
 /// Forward (Cooley-Tukey) butterflies on matching lanes:
-/// (a, b) -> (a + ζb, a - ζb).
+/// (a, b) -> (a + ζb, a - ζb), by [`barrett_mul`].
 #[inline]
 #[target_feature(enable = "neon")]
 fn forward_butterfly(
     a: int16x8_t,
     b: int16x8_t,
     zeta: int16x8_t,
-    zeta_qinv: int16x8_t,
+    twisted: int16x8_t,
 ) -> (int16x8_t, int16x8_t) {
-    let t = fqmul(b, zeta, zeta_qinv);
+    let t = barrett_mul(b, zeta, twisted);
     (vaddq_s16(a, t), vsubq_s16(a, t))
 }
 
@@ -273,50 +375,43 @@ fn trn_words(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
 #[target_feature(enable = "neon")]
 pub(super) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    let (z, zq) = (load_i16(&OUTER, 0), load_i16(&OUTER_QINV, 0));
+    let (z, zt) = (load_i16(&FORWARD_OUTER, 0), load_i16(&FORWARD_OUTER, 8));
     for column in (0..32).step_by(8) {
         let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
         for m in 0..4 {
-            forward_lane::<1>(&mut v, (m, m + 4), z, zq);
+            forward_lane::<1>(&mut v, (m, m + 4), z, zt);
         }
         for m in [0, 1] {
-            forward_lane::<2>(&mut v, (m, m + 2), z, zq);
-            forward_lane::<3>(&mut v, (m + 4, m + 6), z, zq);
+            forward_lane::<2>(&mut v, (m, m + 2), z, zt);
+            forward_lane::<3>(&mut v, (m + 4, m + 6), z, zt);
         }
-        forward_lane::<4>(&mut v, (0, 1), z, zq);
-        forward_lane::<5>(&mut v, (2, 3), z, zq);
-        forward_lane::<6>(&mut v, (4, 5), z, zq);
-        forward_lane::<7>(&mut v, (6, 7), z, zq);
+        forward_lane::<4>(&mut v, (0, 1), z, zt);
+        forward_lane::<5>(&mut v, (2, 3), z, zt);
+        forward_lane::<6>(&mut v, (4, 5), z, zt);
+        forward_lane::<7>(&mut v, (6, 7), z, zt);
         for (m, x) in v.iter().enumerate() {
             store_i16(r, column + 32 * m, *x);
         }
     }
-    for chunk in 0..8 {
+    for (chunk, zetas) in FORWARD_CHUNKS.iter().enumerate() {
         let at = 32 * chunk;
-        let (z, zq) = (
-            load_i16(&INNER_FORWARD, 8 * chunk),
-            load_i16(&INNER_FORWARD_QINV, 8 * chunk),
-        );
+        let (z, zt) = (load_i16(zetas, 0), load_i16(zetas, 8));
         let mut v: [int16x8_t; 4] = core::array::from_fn(|m| load_i16(r, at + 8 * m));
-        forward_lane::<0>(&mut v, (0, 2), z, zq);
-        forward_lane::<0>(&mut v, (1, 3), z, zq);
-        forward_lane::<1>(&mut v, (0, 1), z, zq);
-        forward_lane::<2>(&mut v, (2, 3), z, zq);
+        forward_lane::<0>(&mut v, (0, 2), z, zt);
+        forward_lane::<0>(&mut v, (1, 3), z, zt);
+        forward_lane::<1>(&mut v, (0, 1), z, zt);
+        forward_lane::<2>(&mut v, (2, 3), z, zt);
         for half in 0..2 {
-            let step = 2 * chunk + half;
+            let table = 16 + 32 * half;
             let (lo, hi) = zip_halves(v[2 * half], v[2 * half + 1]);
-            let (lo, hi) = forward_butterfly(
-                lo,
-                hi,
-                load_i16(&FORWARD_4, 8 * step),
-                load_i16(&FORWARD_4_QINV, 8 * step),
-            );
+            let (lo, hi) =
+                forward_butterfly(lo, hi, load_i16(zetas, table), load_i16(zetas, table + 8));
             let (lo, hi) = trn_words(lo, hi);
             let (lo, hi) = forward_butterfly(
                 lo,
                 hi,
-                load_i16(&FORWARD_2, 8 * step),
-                load_i16(&FORWARD_2_QINV, 8 * step),
+                load_i16(zetas, table + 16),
+                load_i16(zetas, table + 24),
             );
             let (v0, v1) = (
                 vreinterpretq_s16_s32(vzip1q_s32(words(lo), words(hi))),
