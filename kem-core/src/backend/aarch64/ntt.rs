@@ -1,9 +1,12 @@
 //! NTT, inverse NTT and base multiplication on 128-bit Neon vectors (eight
 //! 16-bit lanes), for the `neon` backend.
 //!
-//! Every lane computes exactly the portable formulas of `field` and `ntt`
-//! (the same products, reductions and layer order), so the coefficients
-//! are those of the portable code, value for value:
+//! The outputs are those of the portable code, value for value, except the
+//! inverse NTT's, which are congruent and as bounded (its callers reduce
+//! them to the centred representative at once; see [`inv_ntt`]). The NTT
+//! multiplies by Barrett multiplication ([`barrett_mul`]) and ends with
+//! the portable reduction to the centred representative, which is unique;
+//! the rest computes exactly the portable formulas of `field` and `ntt`:
 //!
 //! - `fqmul`'s high halves come from `sqdmulh` (the doubled high half):
 //!   the low halves of a·b and t·q are equal, so both doubled high halves
@@ -22,11 +25,10 @@
 use core::arch::aarch64::{
     int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, vaddq_s16, vcombine_s16, vdup_n_s16,
     vdupq_n_s16, vdupq_n_s32, vget_low_s16, vhsubq_s16, vmlal_high_s16, vmlal_s16, vmlsl_high_s16,
-    vmlsl_s16, vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_laneq_s16, vqdmulhq_s16,
-    vqrdmulhq_laneq_s16, vqrdmulhq_s16, vreinterpretq_s16_s32, vreinterpretq_s16_s64,
-    vreinterpretq_s16_u16, vreinterpretq_s32_s16, vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32,
-    vsubq_s16, vtrn1q_s32, vtrn2q_s32, vuzp1q_s32, vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32,
-    vzip2q_s64,
+    vmlsl_s16, vmlsq_s16, vmovn_s32, vmulq_laneq_s16, vmulq_s16, vqdmulhq_s16, vqrdmulhq_laneq_s16,
+    vqrdmulhq_s16, vreinterpretq_s16_s32, vreinterpretq_s16_s64, vreinterpretq_s16_u16,
+    vreinterpretq_s32_s16, vreinterpretq_s64_s16, vrshrq_n_s16, vshrn_n_s32, vsubq_s16, vtrn1q_s32,
+    vtrn2q_s32, vuzp1q_s32, vuzp2q_s32, vzip1q_s32, vzip1q_s64, vzip2q_s32, vzip2q_s64,
 };
 
 use crate::backend::aarch64::compress::{pack_12, to_unsigned};
@@ -103,23 +105,10 @@ const fn lane_zetas<const LEN: usize>(first: usize, backwards: bool) -> [i16; 12
     table
 }
 
-/// `table[i] · Q_INV mod 2^16` for each entry.
-const fn times_qinv<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
-    let mut out = [0i16; LEN];
-    let mut i = 0;
-    while i < LEN {
-        out[i] = table[i].wrapping_mul(Q_INV);
-        i += 1;
-    }
-    out
-}
-
 const FORWARD_4: [i16; 128] = lane_zetas::<4>(32, false);
 const FORWARD_2: [i16; 128] = lane_zetas::<2>(64, false);
 const INVERSE_2: [i16; 128] = lane_zetas::<2>(127, true);
-const INVERSE_2_QINV: [i16; 128] = times_qinv(INVERSE_2);
 const INVERSE_4: [i16; 128] = lane_zetas::<4>(63, true);
-const INVERSE_4_QINV: [i16; 128] = times_qinv(INVERSE_4);
 
 /// 2^-16 mod q: a Montgomery-form zeta (ζ·2^16 mod q, as in `ZETAS`) times
 /// this is ζ.
@@ -155,18 +144,20 @@ const fn twisted<const LEN: usize>(table: [i16; LEN]) -> [i16; LEN] {
     out
 }
 
-/// The forward NTT's zetas for each 32 coefficients (chunk c), 80 lanes:
-/// 0-7 the distance-16 and distance-8 zetas as in [`inner_zetas`] and 8-15
-/// their [`twisted`] multipliers, then for each half h (steps 2c + h) the
-/// distance-4 zetas, their multipliers, the distance-2 zetas and theirs
-/// (as the lanes of `FORWARD_4` and `FORWARD_2` see them).
-const FORWARD_CHUNKS: [[i16; 80]; 8] = {
-    let inner = plain(inner_zetas(true));
+/// The zetas for each 32 coefficients (chunk c) of a pass over the four
+/// inner layers, 80 lanes: 0-7 the distance-16 and distance-8 zetas of
+/// `inner` (as [`inner_zetas`] lays them out) and 8-15 their [`twisted`]
+/// multipliers, then for each half h (steps 2c + h) the zetas of the
+/// half's first narrow layer (`first`, as [`lane_zetas`] lays them out),
+/// their multipliers, those of its second (`second`) and theirs. All as ζ
+/// itself ([`plain`]).
+const fn chunk_zetas(inner: [i16; 64], first: [i16; 128], second: [i16; 128]) -> [[i16; 80]; 8] {
+    let inner = plain(inner);
     let inner_twisted = twisted(inner);
-    let four = plain(FORWARD_4);
-    let four_twisted = twisted(four);
-    let two = plain(FORWARD_2);
-    let two_twisted = twisted(two);
+    let first = plain(first);
+    let first_twisted = twisted(first);
+    let second = plain(second);
+    let second_twisted = twisted(second);
     let mut table = [[0i16; 80]; 8];
     let mut c = 0;
     while c < 8 {
@@ -177,10 +168,10 @@ const FORWARD_CHUNKS: [[i16; 80]; 8] = {
             let mut h = 0;
             while h < 2 {
                 let (at, step) = (16 + 32 * h, 2 * c + h);
-                table[c][at + i] = four[8 * step + i];
-                table[c][at + 8 + i] = four_twisted[8 * step + i];
-                table[c][at + 16 + i] = two[8 * step + i];
-                table[c][at + 24 + i] = two_twisted[8 * step + i];
+                table[c][at + i] = first[8 * step + i];
+                table[c][at + 8 + i] = first_twisted[8 * step + i];
+                table[c][at + 16 + i] = second[8 * step + i];
+                table[c][at + 24 + i] = second_twisted[8 * step + i];
                 h += 1;
             }
             i += 1;
@@ -188,11 +179,17 @@ const FORWARD_CHUNKS: [[i16; 80]; 8] = {
         c += 1;
     }
     table
-};
+}
 
-/// The outer layers' zetas for the forward NTT: lanes 0-7 ζ (lane j from
+/// The forward NTT's [`chunk_zetas`]: distance 4, then distance 2.
+const FORWARD_CHUNKS: [[i16; 80]; 8] = chunk_zetas(inner_zetas(true), FORWARD_4, FORWARD_2);
+
+/// The inverse NTT's [`chunk_zetas`]: distance 2, then distance 4.
+const INVERSE_CHUNKS: [[i16; 80]; 8] = chunk_zetas(inner_zetas(false), INVERSE_2, INVERSE_4);
+
+/// The outer layers' zetas (both directions): lanes 0-7 ζ (lane j from
 /// `ZETAS[j]`), 8-15 their [`twisted`] multipliers.
-const FORWARD_OUTER: [i16; 16] = {
+const OUTER_ZETAS: [i16; 16] = {
     let zetas = plain(OUTER);
     let twisted = twisted(zetas);
     let mut table = [0i16; 16];
@@ -216,7 +213,6 @@ const OUTER: [i16; 8] = {
     }
     table
 };
-const OUTER_QINV: [i16; 8] = times_qinv(OUTER);
 
 /// Per 32 coefficients (chunk c), the zetas of the distance-16 and the two
 /// distance-8 blocks as vector lanes 0, 1 and 2: forward `ZETAS[8 + c]`,
@@ -241,19 +237,6 @@ const fn inner_zetas(forward: bool) -> [i16; 64] {
         c += 1;
     }
     table
-}
-const INNER_INVERSE: [i16; 64] = inner_zetas(false);
-const INNER_INVERSE_QINV: [i16; 64] = times_qinv(INNER_INVERSE);
-
-/// `fqmul(a, zetas[L])`, the zeta a lane of `zetas` (its Q_INV multiple the
-/// same lane of `zetas_qinv`).
-#[inline]
-#[target_feature(enable = "neon")]
-fn fqmul_lane<const L: i32>(a: int16x8_t, zetas: int16x8_t, zetas_qinv: int16x8_t) -> int16x8_t {
-    let t = vmulq_laneq_s16::<L>(a, zetas_qinv);
-    let high = vqdmulhq_laneq_s16::<L>(a, zetas);
-    let correction = vqdmulhq_s16(t, vdupq_n_s16(Q));
-    vhsubq_s16(high, correction)
 }
 
 /// b·ζ mod q by Barrett multiplication, in [-q, q] for every i16 b: with
@@ -291,19 +274,20 @@ fn forward_lane<const L: i32>(
     (v[i], v[j]) = (vaddq_s16(v[i], t), vsubq_s16(v[i], t));
 }
 
-/// Inverse (Gentleman-Sande) butterfly (a, b) -> (barrett(a + b), ζ(b -
-/// a)) of two vectors, ζ a lane of `z`.
+/// Inverse (Gentleman-Sande) butterfly (a, b) -> (a + b, ζ(b - a)) of two
+/// vectors, ζ a lane of `z` (see [`barrett_mul_lane`]). The sum is not
+/// reduced: [`inv_ntt`] reduces after four layers.
 #[inline]
 #[target_feature(enable = "neon")]
 fn inverse_lane<const L: i32>(
     v: &mut [int16x8_t],
     (i, j): (usize, usize),
     z: int16x8_t,
-    zq: int16x8_t,
+    zt: int16x8_t,
 ) {
     let (a, b) = (v[i], v[j]);
-    v[i] = barrett(vaddq_s16(a, b));
-    v[j] = fqmul_lane::<L>(vsubq_s16(b, a), z, zq);
+    v[i] = vaddq_s16(a, b);
+    v[j] = barrett_mul_lane::<L>(vsubq_s16(b, a), z, zt);
 }
 
 /// Forward (Cooley-Tukey) butterflies on matching lanes:
@@ -321,19 +305,16 @@ fn forward_butterfly(
 }
 
 /// Inverse (Gentleman-Sande) butterflies on matching lanes:
-/// (a, b) -> (barrett(a + b), ζ(b - a)).
+/// (a, b) -> (a + b, ζ(b - a)), by [`barrett_mul`], the sum not reduced.
 #[inline]
 #[target_feature(enable = "neon")]
 fn inverse_butterfly(
     a: int16x8_t,
     b: int16x8_t,
     zeta: int16x8_t,
-    zeta_qinv: int16x8_t,
+    twisted: int16x8_t,
 ) -> (int16x8_t, int16x8_t) {
-    (
-        barrett(vaddq_s16(a, b)),
-        fqmul(vsubq_s16(b, a), zeta, zeta_qinv),
-    )
+    (vaddq_s16(a, b), barrett_mul(vsubq_s16(b, a), zeta, twisted))
 }
 
 /// 32-bit lane views, for the regrouping shuffles.
@@ -375,7 +356,7 @@ fn trn_words(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
 #[target_feature(enable = "neon")]
 pub(super) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    let (z, zt) = (load_i16(&FORWARD_OUTER, 0), load_i16(&FORWARD_OUTER, 8));
+    let (z, zt) = (load_i16(&OUTER_ZETAS, 0), load_i16(&OUTER_ZETAS, 8));
     for column in (0..32).step_by(8) {
         let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
         for m in 0..4 {
@@ -426,62 +407,66 @@ pub(super) fn ntt(p: &mut Poly) {
 /// Algorithm 10 (as `ntt::inv_ntt`): times 2^16, output below q in
 /// absolute value. The passes of [`ntt`] backwards: the four inner layers
 /// on each 32 coefficients, then the three outer layers and the scaling.
+///
+/// Congruent to the portable output, not always equal: the butterflies
+/// multiply by Barrett multiplication and leave sums unreduced, with one
+/// Barrett reduction after the first three layers. Bounds, from inputs
+/// below q in absolute value: a sum at most doubles per layer (products are
+/// within q), so after three layers it is below 8q < 2^15, as is each
+/// difference of the third layer (two values below 4q); after the
+/// reduction and the four other layers, below 8q again. Every caller adds
+/// to the output and reduces it to the centred representative, so the
+/// bytes are the portable ones.
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn inv_ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    for chunk in 0..8 {
+    for (chunk, zetas) in INVERSE_CHUNKS.iter().enumerate() {
         let at = 32 * chunk;
         let mut v = [vdupq_n_s16(0); 4];
         for half in 0..2 {
-            let step = 2 * chunk + half;
+            let table = 16 + 32 * half;
             let (v0, v1) = (load_i16(r, at + 16 * half), load_i16(r, at + 16 * half + 8));
             let (lo, hi) = (
                 vreinterpretq_s16_s32(vuzp1q_s32(words(v0), words(v1))),
                 vreinterpretq_s16_s32(vuzp2q_s32(words(v0), words(v1))),
             );
-            let (lo, hi) = inverse_butterfly(
-                lo,
-                hi,
-                load_i16(&INVERSE_2, 8 * step),
-                load_i16(&INVERSE_2_QINV, 8 * step),
-            );
+            let (lo, hi) =
+                inverse_butterfly(lo, hi, load_i16(zetas, table), load_i16(zetas, table + 8));
             let (lo, hi) = trn_words(lo, hi);
             let (lo, hi) = inverse_butterfly(
                 lo,
                 hi,
-                load_i16(&INVERSE_4, 8 * step),
-                load_i16(&INVERSE_4_QINV, 8 * step),
+                load_i16(zetas, table + 16),
+                load_i16(zetas, table + 24),
             );
             (v[2 * half], v[2 * half + 1]) = zip_halves(lo, hi);
         }
-        let (z, zq) = (
-            load_i16(&INNER_INVERSE, 8 * chunk),
-            load_i16(&INNER_INVERSE_QINV, 8 * chunk),
-        );
-        inverse_lane::<1>(&mut v, (0, 1), z, zq);
-        inverse_lane::<2>(&mut v, (2, 3), z, zq);
-        inverse_lane::<0>(&mut v, (0, 2), z, zq);
-        inverse_lane::<0>(&mut v, (1, 3), z, zq);
+        let (z, zt) = (load_i16(zetas, 0), load_i16(zetas, 8));
+        inverse_lane::<1>(&mut v, (0, 1), z, zt);
+        inverse_lane::<2>(&mut v, (2, 3), z, zt);
+        v = v.map(|x| barrett(x));
+        inverse_lane::<0>(&mut v, (0, 2), z, zt);
+        inverse_lane::<0>(&mut v, (1, 3), z, zt);
         for (m, x) in v.iter().enumerate() {
             store_i16(r, at + 8 * m, *x);
         }
     }
-    let (z, zq) = (load_i16(&OUTER, 0), load_i16(&OUTER_QINV, 0));
+    let (z, zt) = (load_i16(&OUTER_ZETAS, 0), load_i16(&OUTER_ZETAS, 8));
     let scale = vdupq_n_s16(INV_NTT_SCALE);
     let scale_qinv = vdupq_n_s16(INV_NTT_SCALE.wrapping_mul(Q_INV));
     for column in (0..32).step_by(8) {
         let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
-        inverse_lane::<7>(&mut v, (0, 1), z, zq);
-        inverse_lane::<6>(&mut v, (2, 3), z, zq);
-        inverse_lane::<5>(&mut v, (4, 5), z, zq);
-        inverse_lane::<4>(&mut v, (6, 7), z, zq);
+        inverse_lane::<7>(&mut v, (0, 1), z, zt);
+        inverse_lane::<6>(&mut v, (2, 3), z, zt);
+        inverse_lane::<5>(&mut v, (4, 5), z, zt);
+        inverse_lane::<4>(&mut v, (6, 7), z, zt);
         for m in [0, 1] {
-            inverse_lane::<3>(&mut v, (m, m + 2), z, zq);
-            inverse_lane::<2>(&mut v, (m + 4, m + 6), z, zq);
+            inverse_lane::<3>(&mut v, (m, m + 2), z, zt);
+            inverse_lane::<2>(&mut v, (m + 4, m + 6), z, zt);
         }
         for m in 0..4 {
-            inverse_lane::<1>(&mut v, (m, m + 4), z, zq);
+            inverse_lane::<1>(&mut v, (m, m + 4), z, zt);
         }
         for (m, x) in v.iter().enumerate() {
             store_i16(r, column + 32 * m, fqmul(*x, scale, scale_qinv));
@@ -627,9 +612,13 @@ mod tests {
             Neon::ntt(&mut neon);
             Portable::ntt(&mut portable);
             assert_eq!(neon, portable, "ntt, seed {seed}");
+            // The inverse: congruent, below q in absolute value.
             Neon::inv_ntt(&mut neon);
             Portable::inv_ntt(&mut portable);
-            assert_eq!(neon, portable, "inv_ntt, seed {seed}");
+            for (n, p) in neon.coeffs.iter().zip(&portable.coeffs) {
+                assert!(n.unsigned_abs() < Q as u16, "inv_ntt, seed {seed}: {n}");
+                assert_eq!((n - p).rem_euclid(Q), 0, "inv_ntt, seed {seed}: {n} vs {p}");
+            }
 
             let a: Vec<Poly> = (0..4).map(|i| pseudo_random_poly(seed * 8 + i)).collect();
             let b: Vec<Poly> = (4..8).map(|i| pseudo_random_poly(seed * 8 + i)).collect();
