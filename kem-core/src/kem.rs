@@ -4,13 +4,13 @@
 //! parameter set and the backend. The key types of `keys` wrap them.
 
 use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
-use zeroize::Zeroize;
 
 use crate::backend::Backend;
 use crate::hash;
 use crate::params::{ByteArray, ParameterSet, PolyVec};
 use crate::pke;
 use crate::poly::Poly;
+use crate::wipe::wipe;
 
 /// A freshly generated key pair in expanded form (see `pke`): Â^T ‖ t̂ and
 /// ŝ, with the encoded ek and H(ek).
@@ -42,7 +42,7 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> Gene
         ek: &mut ek,
     };
     let ek_hash = pke::generate::<P, B>(&rho, &sigma, buffers);
-    sigma.zeroize();
+    wipe(&mut sigma, [0; 32]);
     GeneratedKey {
         expanded,
         s_hat,
@@ -63,7 +63,7 @@ pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
     // (K, r) = G(m ‖ H(ek))
     let (shared, mut r) = hash::g::<B>(m, ek_hash);
     pke::encrypt::<P, B>(expanded, m, &r, ct);
-    r.zeroize();
+    wipe(&mut r, [0; 32]);
     shared
 }
 
@@ -121,9 +121,11 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
         k.copy_from_slice(&word.to_le_bytes());
     }
 
-    m.zeroize();
-    rejection.zeroize();
-    c_prime.zeroize();
+    // One block write each: `zeroize` would store the 1,088-byte c' a byte
+    // at a time.
+    wipe(&mut m, [0; 32]);
+    wipe(&mut rejection, [0; 32]);
+    wipe(&mut c_prime, P::CiphertextBytes::zeroed());
     shared
 }
 
