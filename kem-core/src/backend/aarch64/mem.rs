@@ -4,9 +4,9 @@
 //! for the whole vector.
 
 use core::arch::aarch64::{
-    int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, uint8x16_t, uint8x16x2_t, uint8x8_t,
-    uint8x8x3_t, vld1_u8, vld1q_s16, vld1q_s32, vld1q_u16, vld1q_u8, vld1q_u8_x2, vld2q_s16,
-    vld3_u8, vst1_u8, vst1q_s16, vst1q_u8, vst2q_s16, vst3_u8,
+    int16x8_t, int16x8x2_t, int32x4_t, uint16x8_t, uint64x2_t, uint8x16_t, uint8x16x2_t, uint8x8_t,
+    uint8x8x3_t, vld1_u8, vld1q_s16, vld1q_s32, vld1q_u16, vld1q_u64, vld1q_u8, vld1q_u8_x2,
+    vld2q_s16, vld3_u8, vst1_u8, vst1q_s16, vst1q_u64, vst1q_u8, vst2q_s16, vst3_u8,
 };
 
 /// The 8 coefficients `c[at..at + 8]`.
@@ -98,6 +98,22 @@ pub(super) fn store_triples(b: &mut [u8], at: usize, v: uint8x8x3_t) {
     let piece = &mut b[at..at + 24];
     // SAFETY: `piece` holds 24 writable bytes.
     unsafe { vst3_u8(piece.as_mut_ptr(), v) }
+}
+
+/// The two lanes `state[at..at + 2]`.
+#[inline(always)]
+pub(super) fn load_u64(state: &[u64], at: usize) -> uint64x2_t {
+    let piece = &state[at..at + 2];
+    // SAFETY: `piece` holds 2 readable u64.
+    unsafe { vld1q_u64(piece.as_ptr()) }
+}
+
+/// Writes `v` to `state[at..at + 2]`.
+#[inline(always)]
+pub(super) fn store_u64(state: &mut [u64], at: usize, v: uint64x2_t) {
+    let piece = &mut state[at..at + 2];
+    // SAFETY: `piece` holds 2 writable u64.
+    unsafe { vst1q_u64(piece.as_mut_ptr(), v) }
 }
 
 /// Writes `v` to `b[at..at + 16]`.

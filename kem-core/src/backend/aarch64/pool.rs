@@ -14,11 +14,12 @@
 
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
 use crate::backend::aarch64::ntt::{key_row, ntt};
-use crate::backend::aarch64::sample::{absorb_into, cbd_from_block, rejection_sample_block};
+use crate::backend::aarch64::sample::{
+    absorb_into, cbd_from_block, rejection_sample_block, xor_into_state,
+};
 use crate::backend::traits::KeyBuffers;
 use crate::hash::{
-    read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE,
-    SHAKE_DOMAIN,
+    read_lanes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
 };
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{transpose, zeroize_all, Poly, N};
@@ -57,6 +58,7 @@ impl<'a> Hash<'a> {
     }
 
     /// XORs the next block into `state`; false once all are absorbed.
+    #[target_feature(enable = "neon")]
     fn next(&mut self, state: &mut [u64; 25]) -> bool {
         if self.block == self.blocks {
             return false;
@@ -66,7 +68,7 @@ impl<'a> Hash<'a> {
         for part in self.parts {
             let (from, to) = (offset.max(start), (offset + part.len()).min(end));
             if from < to {
-                xor_bytes(state, from - start, &part[from - offset..to - offset]);
+                xor_into_state(state, from - start, &part[from - offset..to - offset]);
             }
             offset += part.len();
         }
@@ -126,10 +128,11 @@ impl KeyGen<'_> {
     }
 
     /// XORs H(ek)'s next block into `state` (see [`Self::hash_ready`]).
+    #[target_feature(enable = "neon")]
     fn absorb(&mut self, state: &mut [u64; 25]) {
         let start = self.block * HASH_RATE;
         let end = (start + HASH_RATE).min(self.ek.len());
-        xor_bytes(state, 0, &self.ek[start..end]);
+        xor_into_state(state, 0, &self.ek[start..end]);
         if end - start < HASH_RATE {
             xor_padding(state, end - start, SHA3_DOMAIN, HASH_RATE);
         }
@@ -323,6 +326,7 @@ impl<'a, 'b> Pool<'a, 'b> {
     }
 
     /// Absorbs what sponge `s` takes before its permutation.
+    #[target_feature(enable = "neon")]
     fn prepare(&mut self, s: usize) {
         match self.jobs[s] {
             Job::Hash(h) => {

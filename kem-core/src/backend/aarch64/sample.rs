@@ -15,15 +15,18 @@
 
 use core::arch::aarch64::{
     int16x8_t, int8x16_t, uint16x8_t, uint8x16_t, uint8x16x2_t, vaddq_u16, vaddq_u8, vaddvq_u16,
-    vandq_u16, vandq_u8, vcltq_u16, vdupq_n_u16, vdupq_n_u8, vget_low_s8, vmovl_high_s8, vmovl_s8,
-    vqtbl1q_u8, vqtbl2q_u8, vreinterpretq_s16_u16, vreinterpretq_s16_u8, vreinterpretq_s8_u8,
-    vreinterpretq_u16_u8, vreinterpretq_u8_u16, vshlq_u16, vshrq_n_u16, vshrq_n_u8, vsubq_s16,
-    vsubq_s8, vzip1q_s16, vzip1q_s8, vzip2q_s16, vzip2q_s8,
+    vandq_u16, vandq_u8, vcltq_u16, vdupq_n_u16, vdupq_n_u8, veorq_u64, vget_low_s8, vmovl_high_s8,
+    vmovl_s8, vqtbl1q_u8, vqtbl2q_u8, vreinterpretq_s16_u16, vreinterpretq_s16_u8,
+    vreinterpretq_s8_u8, vreinterpretq_u16_u8, vreinterpretq_u64_u8, vreinterpretq_u8_u16,
+    vshlq_u16, vshrq_n_u16, vshrq_n_u8, vsubq_s16, vsubq_s8, vzip1q_s16, vzip1q_s8, vzip2q_s16,
+    vzip2q_s8,
 };
 
 use super::Neon;
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
-use crate::backend::aarch64::mem::{load_i16, load_u16, load_u8, load_u8x2, store_i16};
+use crate::backend::aarch64::mem::{
+    load_i16, load_u16, load_u64, load_u8, load_u8x2, store_i16, store_u64,
+};
 use crate::field::Q;
 use crate::hash::{read_lanes, xor_bytes, xor_padding, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN};
 use crate::poly::{Poly, N};
@@ -36,6 +39,28 @@ fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
     let mut state = [0u64; 25];
     absorb_into::<RATE>(&mut state, input);
     state
+}
+
+/// `hash::xor_bytes` on 128-bit vectors: XORs `bytes` into the state's
+/// bytes from `offset` on, 16 at a time while `offset` is a whole lane;
+/// the rest (and any unaligned start) on the portable code.
+#[target_feature(enable = "neon")]
+pub(super) fn xor_into_state(state: &mut [u64; 25], offset: usize, bytes: &[u8]) {
+    if offset % 8 != 0 {
+        xor_bytes(state, offset, bytes);
+        return;
+    }
+    let mut pairs = bytes.chunks_exact(16);
+    let mut lane = offset / 8;
+    for pair in &mut pairs {
+        let lanes = veorq_u64(
+            load_u64(state, lane),
+            vreinterpretq_u64_u8(load_u8(pair, 0)),
+        );
+        store_u64(state, lane, lanes);
+        lane += 2;
+    }
+    xor_bytes(state, 8 * lane, pairs.remainder());
 }
 
 /// Absorbs `input` (shorter than `RATE`) with the SHAKE padding into the
