@@ -23,6 +23,9 @@ source scripts/setup.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+echo "== the generated AArch64 Keccak assembly matches its generator"
+python3 scripts/gen-keccak-asm.py --check
+
 echo "== cargo clippy (all targets and features, warnings are errors)"
 cargo clippy --release --workspace --all-targets --all-features -- -D warnings
 

@@ -12,7 +12,7 @@ mod asm;
 use asm::{permute_neon, permute_sha3};
 
 /// The 24 round constants of ι, from FIPS 202's LFSR (Algorithm 5).
-static ROUND_CONSTANTS: [u64; 24] = {
+pub(super) static ROUND_CONSTANTS: [u64; 24] = {
     let mut constants = [0u64; 24];
     let mut lfsr: u8 = 1;
     let mut round = 0;

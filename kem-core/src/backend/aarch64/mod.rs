@@ -1,8 +1,14 @@
 //! The AArch64 backend ([`Neon`]): its kernels (`ntt`, `compress`,
-//! `sample`), the pool of sponges on the two-way Keccak (`pool`: Â, H(ek), J(z ‖ c)), the two-way Keccak (`keccak_x2`, with the SHA-3 extension
-//! where the CPU has it) and the vector loads and stores (`mem`).
+//! `sample`), the pools of sponges on the two-way Keccak (`pool`: key
+//! generation's noise, Â and H(ek); a key's H(ek), J(z ‖ c) and Â), the
+//! two-way Keccak (`keccak_x2`, with the SHA-3 extension where the CPU has
+//! it), the one-way Keccak for cores without it (`keccak_x1`) and the
+//! vector loads and stores (`mem`). `keccak_x2::asm` and `keccak_x1` are
+//! written by `scripts/gen-keccak-asm.py`.
 
 mod compress;
+#[allow(unsafe_code)]
+mod keccak_x1;
 #[allow(unsafe_code)]
 mod keccak_x2;
 #[allow(unsafe_code)]

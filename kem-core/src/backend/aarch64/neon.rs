@@ -46,9 +46,19 @@ macro_rules! neon_method {
     };
 }
 
-/// The one-way hashes stay on the `keccak` crate's scalar permutation (the
-/// default).
-impl Keccak for Neon {}
+/// The one-way permutation (G, H, J and lone sponges): the `keccak` crate's
+/// SHA-3 assembly where the CPU has the extension, `aarch64::keccak_x1`
+/// (scalar assembly) elsewhere.
+impl Keccak for Neon {
+    #[inline(always)]
+    fn keccak_f1600(state: &mut [u64; 25]) {
+        if crate::backend::aarch64::has_sha3() {
+            keccak::f1600(state);
+        } else {
+            crate::backend::aarch64::keccak_x1::keccak_f1600(state);
+        }
+    }
+}
 
 impl PolyKernels for Neon {
     neon_method!(fn ntt(p: &mut Poly) = crate::backend::aarch64::ntt::ntt);

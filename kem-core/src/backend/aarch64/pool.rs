@@ -17,7 +17,8 @@ use crate::backend::aarch64::ntt::{key_row, ntt};
 use crate::backend::aarch64::sample::{
     absorb_into, cbd_from_block, rejection_sample_block, xor_into_state,
 };
-use crate::backend::traits::KeyBuffers;
+use crate::backend::aarch64::Neon;
+use crate::backend::traits::{Keccak, KeyBuffers};
 use crate::hash::{
     read_lanes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
 };
@@ -231,7 +232,7 @@ fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
     let start = permutation_start();
     match *picked {
         [s] => {
-            keccak::f1600(&mut states[s]);
+            <Neon as Keccak>::keccak_f1600(&mut states[s]);
             permutation_end(start, 1);
         }
         [a, b] => {
