@@ -2,14 +2,15 @@
 # Installs what building and testing the project needs on Debian/Ubuntu:
 # a C toolchain, pkg-config and the OpenSSL headers and CLI (the openssl
 # crate, bindgen's view of the provider headers, the tests), libclang (for
-# bindgen), perl (to build OpenSSL 3.5/4.0), valgrind and jq (fuzz seeds), and checks for a
+# bindgen), perl (to build OpenSSL 3.5/4.0), valgrind and jq (fuzz seeds),
+# python3 (the AArch64 assembly generator's check), and checks for a
 # Rust toolchain (rustup's stable; Debian's rustc is too old).
 # Sourced by the other scripts; safe to run again.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 need_packages=()
-for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq; do
+for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq python3; do
     # With a second architecture installed (scripts/aarch64.sh adds
     # libssl-dev:arm64), a bare name is ambiguous to dpkg: ask for ours too.
     dpkg -s "$pkg" >/dev/null 2>&1 || dpkg -s "$pkg:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
