@@ -474,18 +474,17 @@ pub(super) fn inv_ntt(p: &mut Poly) {
     }
 }
 
-/// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ a_i ∘ b_i ·
-/// 2^-16, Montgomery-reduced into (-q, q), the even and the odd
+/// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ_j a[j·stride]
+/// ∘ b[j] · 2^-16, Montgomery-reduced into (-q, q), the even and the odd
 /// coefficients in separate vectors.
 #[inline]
 #[target_feature(enable = "neon")]
-fn products(a: &[Poly], b: &[Poly], at: usize) -> (int16x8_t, int16x8_t) {
-    debug_assert_eq!(a.len(), b.len());
+fn products(a: &[Poly], stride: usize, b: &[Poly], at: usize) -> (int16x8_t, int16x8_t) {
     let gamma = load_i16(&GAMMAS, at / 2);
     let zero = vdupq_n_s32(0);
     let (mut even_lo, mut even_hi, mut odd_lo, mut odd_hi) = (zero, zero, zero, zero);
-    for (pa, pb) in a.iter().zip(b) {
-        let int16x8x2_t(a0, a1) = load_pairs(&pa.coeffs, at);
+    for (j, pb) in b.iter().enumerate() {
+        let int16x8x2_t(a0, a1) = load_pairs(&a[j * stride].coeffs, at);
         let int16x8x2_t(b0, b1) = load_pairs(&pb.coeffs, at);
         let a1b1 = fqmul_vectors(a1, b1);
         // s0 += a0·b0 + fqmul(a1, b1)·γ
@@ -511,8 +510,9 @@ fn products(a: &[Poly], b: &[Poly], at: usize) -> (int16x8_t, int16x8_t) {
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
+    debug_assert_eq!(a.len(), b.len());
     for at in (0..N).step_by(16) {
-        let (even, odd) = products(a, b, at);
+        let (even, odd) = products(a, 1, b, at);
         store_pairs(
             &mut acc.coeffs,
             at,
@@ -532,14 +532,16 @@ fn to_montgomery_plus(x: int16x8_t, e: int16x8_t) -> uint16x8_t {
 
 /// Key generation's t̂_i = Σ_j Â[i, j] ∘ ŝ_j + ê_i (Algorithm 13, line 18)
 /// into `t`, canonical, and ByteEncode_12 of it into the 384 bytes of
-/// `ek_row` (line 19): the values of `pke::generate`'s steps
-/// (`multiply_accumulate`, `scale_to_montgomery`, `add_assign`, `reduce`,
-/// `make_canonical`, `encode_12`), since canonical values are unique. Only
-/// the coefficients `coeffs` (a range of multiples of 16) and their bytes.
+/// `ek_row` (line 19), with Â^T in `a_hat_t` (Â[i, j] at j·k + i): the
+/// values of `pke::generate`'s steps (`multiply_accumulate`,
+/// `scale_to_montgomery`, `add_assign`, `reduce`, `make_canonical`,
+/// `encode_12`), since canonical values are unique. Only the coefficients
+/// `coeffs` (a range of multiples of 16) and their bytes.
 #[target_feature(enable = "neon")]
 pub(super) fn key_row(
     t: &mut Poly,
-    row: &[Poly],
+    a_hat_t: &[Poly],
+    i: usize,
     s_hat: &[Poly],
     e: &Poly,
     ek_row: &mut [u8],
@@ -547,7 +549,7 @@ pub(super) fn key_row(
 ) {
     debug_assert_eq!(ek_row.len(), 384);
     for at in coeffs.step_by(16) {
-        let (even, odd) = products(row, s_hat, at);
+        let (even, odd) = products(&a_hat_t[i..], s_hat.len(), s_hat, at);
         let int16x8x2_t(e_even, e_odd) = load_pairs(&e.coeffs, at);
         let (even, odd) = (
             to_montgomery_plus(even, e_even),

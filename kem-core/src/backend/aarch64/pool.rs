@@ -23,7 +23,7 @@ use crate::hash::{
     read_lanes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
 };
 use crate::params::{ParameterSet, PolyVec};
-use crate::poly::{transpose, zeroize_all, Poly, N};
+use crate::poly::{zeroize_all, Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
@@ -163,22 +163,27 @@ impl KeyGen<'_> {
     }
 
     /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as far as the
-    /// entries of `a_hat` are sampled (`filled`), once the noise is in: a
+    /// entries of Â^T (`a_hat_t`) are sampled (`filled`), once the noise is
+    /// in: a
     /// row is done 16 coefficients at a time, so that H(ek) can absorb the
     /// start of the last row while its entries are still being sampled.
     #[target_feature(enable = "neon")]
-    fn finish_rows(&mut self, a_hat: &[Poly], filled: &[usize]) {
+    fn finish_rows(&mut self, a_hat_t: &[Poly], filled: &[usize]) {
         let k = self.k;
         while self.noise_left == 0 && self.rows_done < k {
             let i = self.rows_done;
-            let row = k * i..k * (i + 1);
-            let ready = filled[row.clone()].iter().min().map_or(0, |&f| f & !15);
+            // Row i of Â is Â^T's entries i, k + i, ...
+            let ready = (0..k)
+                .map(|j| filled[j * k + i])
+                .min()
+                .map_or(0, |f| f & !15);
             if ready <= self.row_done {
                 return;
             }
             key_row(
                 &mut self.t_hat[i],
-                &a_hat[row],
+                a_hat_t,
+                i,
                 self.s_hat,
                 &self.e[i],
                 &mut self.ek[384 * i..384 * (i + 1)],
@@ -196,6 +201,17 @@ impl KeyGen<'_> {
             }
         }
     }
+}
+
+/// Where a pool puts Â's entries and in which order it samples them.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Â row-major (`out[i*k + j]` = Â[i, j]), rows in order.
+    RowMajor,
+    /// Â^T (`out[j*k + i]` = Â[i, j]), its rows (Â's columns) in order.
+    Transposed,
+    /// Â^T, but Â's rows in order (key generation, whose t̂ is row by row).
+    RowsIntoTransposed,
 }
 
 /// What a sponge of the pool computes.
@@ -275,9 +291,9 @@ impl<'a, 'b> Pool<'a, 'b> {
 
     /// Pushes the sponges, in the order of preference: the hashes (the
     /// long chains lead), then key generation's H(ek) and noise from
-    /// `sigma`, then Â's entries: `out[i*k + j]` = SampleNTT(ρ ‖ j ‖ i)
-    /// (row-major Â) or, `transposed`, `out[j*k + i]` (Â^T).
-    fn push_all(&mut self, rho: &[u8; 32], k: usize, transposed: bool, sigma: Option<&[u8; 32]>) {
+    /// `sigma`, then Â's entries Â[i, j] = SampleNTT(ρ ‖ j ‖ i) (see
+    /// [`Layout`]).
+    fn push_all(&mut self, rho: &[u8; 32], k: usize, layout: Layout, sigma: Option<&[u8; 32]>) {
         count(Primitive::Xof, self.out.len() as u64);
         for h in 0..self.hashes.len() {
             self.push::<0>(None, Job::Hash(h));
@@ -289,13 +305,15 @@ impl<'a, 'b> Pool<'a, 'b> {
             }
         }
         for index in 0..self.out.len() {
-            let (outer, inner) = ((index / k) as u8, (index % k) as u8);
-            let ji = if transposed {
-                [outer, inner]
-            } else {
-                [inner, outer]
+            let (outer, inner) = (index / k, index % k);
+            // (i, j, where Â[i, j] goes)
+            let (i, j, at) = match layout {
+                Layout::RowMajor => (outer, inner, index),
+                Layout::Transposed => (inner, outer, index),
+                Layout::RowsIntoTransposed => (outer, inner, inner * k + outer),
             };
-            self.push::<SHAKE128_RATE>(Some(&[rho, &ji]), Job::Entry(index));
+            let ji = [j as u8, i as u8];
+            self.push::<SHAKE128_RATE>(Some(&[rho, &ji]), Job::Entry(at));
         }
     }
 
@@ -438,7 +456,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
     let k = P::K;
     count(Primitive::Prf, 2 * k as u64);
     count(Primitive::H, 1);
-    let (a_hat, rest) = out.expanded.split_at_mut(k * k);
+    let (a_hat_t, rest) = out.expanded.split_at_mut(k * k);
     let mut e = P::PolyVec::zeroed();
     let keygen = KeyGen {
         k,
@@ -458,8 +476,8 @@ pub(crate) fn generate_key<P: ParameterSet>(
         h: [0; 32],
     };
     let h = {
-        let mut pool = Pool::new(&mut [], a_hat, Some(keygen));
-        pool.push_all(rho, k, false, Some(sigma));
+        let mut pool = Pool::new(&mut [], a_hat_t, Some(keygen));
+        pool.push_all(rho, k, Layout::RowsIntoTransposed, Some(sigma));
         pool.run();
         pool.keygen.as_ref().map_or([0; 32], |g| {
             debug_assert!(g.rows_done == k && g.block == g.blocks());
@@ -470,7 +488,6 @@ pub(crate) fn generate_key<P: ParameterSet>(
     for s in out.s_hat.iter_mut() {
         s.make_canonical();
     }
-    transpose(k, a_hat);
     h
 }
 
@@ -479,7 +496,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
 #[target_feature(enable = "neon")]
 pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
     let mut pool = Pool::new(&mut [], out, None);
-    pool.push_all(rho, k, false, None);
+    pool.push_all(rho, k, Layout::RowMajor, None);
     pool.run();
 }
 
@@ -502,7 +519,7 @@ pub(crate) fn hash_and_sample_matrix(
             let mut hashes = [h, Hash::new([z, c], SHAKE_DOMAIN)];
             {
                 let mut pool = Pool::new(&mut hashes, out, None);
-                pool.push_all(rho, k, true, None);
+                pool.push_all(rho, k, Layout::Transposed, None);
                 pool.run();
             }
             (hashes[0].out, Some(hashes[1].out))
@@ -511,7 +528,7 @@ pub(crate) fn hash_and_sample_matrix(
             let mut hashes = [h];
             {
                 let mut pool = Pool::new(&mut hashes, out, None);
-                pool.push_all(rho, k, true, None);
+                pool.push_all(rho, k, Layout::Transposed, None);
                 pool.run();
             }
             (hashes[0].out, None)
