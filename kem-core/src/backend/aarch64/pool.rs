@@ -34,6 +34,7 @@ const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
 /// The most sponges in one pool: key generation's H(ek), 2k ≤ 8 noise
 /// streams and Â's k² ≤ 16 entries (parsing: H, J and the entries).
 const MAX_SPONGES: usize = 25;
+const _: () = assert!(MAX_SPONGES <= 32, "Pool::live is a u32");
 
 /// A hash absorbing `parts` (their concatenation) block by block, then
 /// squeezing 32 bytes.
@@ -232,9 +233,9 @@ struct Pool<'a, 'b> {
     states: [[u64; 25]; MAX_SPONGES],
     jobs: [Job; MAX_SPONGES],
     len: usize,
-    /// The sponges not yet done, in the order of preference.
-    live: [u8; MAX_SPONGES],
-    live_len: usize,
+    /// The sponges not yet done, bit s for sponge s (the order pushed is the
+    /// order of preference).
+    live: u32,
     hashes: &'a mut [Hash<'b>],
     out: &'a mut [Poly],
     filled: [usize; 16],
@@ -268,8 +269,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             states: [[0; 25]; MAX_SPONGES],
             jobs: [Job::Entry(0); MAX_SPONGES],
             len: 0,
-            live: [0; MAX_SPONGES],
-            live_len: 0,
+            live: 0,
             hashes,
             out,
             filled: [0; 16],
@@ -284,8 +284,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             absorb_into::<RATE>(&mut self.states[self.len], input);
         }
         self.jobs[self.len] = job;
-        self.live[self.live_len] = self.len as u8;
-        self.live_len += 1;
+        self.live |= 1 << self.len;
         self.len += 1;
     }
 
@@ -319,11 +318,7 @@ impl<'a, 'b> Pool<'a, 'b> {
 
     /// Drops sponge `s` from the live ones.
     fn retire(&mut self, s: usize) {
-        let live = &mut self.live[..self.live_len];
-        if let Some(at) = live.iter().position(|&l| usize::from(l) == s) {
-            live.copy_within(at + 1.., at);
-            self.live_len -= 1;
-        }
+        self.live &= !(1 << s);
     }
 
     /// Whether sponge `s` can take its next permutation now.
@@ -397,8 +392,10 @@ impl<'a, 'b> Pool<'a, 'b> {
         loop {
             let mut picked = [0; 2];
             let mut found = 0;
-            for &s in &self.live[..self.live_len] {
-                let s = usize::from(s);
+            let mut live = self.live;
+            while live != 0 {
+                let s = live.trailing_zeros() as usize;
+                live &= live - 1;
                 if self.ready(s) {
                     picked[found] = s;
                     found += 1;
