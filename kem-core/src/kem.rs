@@ -10,7 +10,7 @@ use crate::hash;
 use crate::params::{ByteArray, ParameterSet, PolyVec};
 use crate::pke;
 use crate::poly::Poly;
-use crate::wipe::wipe;
+use crate::wipe::{wipe, wipe_bytes};
 
 /// A freshly generated key pair in expanded form (see `pke`): Â^T ‖ t̂ and
 /// ŝ, with the encoded ek and H(ek).
@@ -121,11 +121,11 @@ pub(crate) fn decaps_internal<P: ParameterSet, B: Backend>(
         k.copy_from_slice(&word.to_le_bytes());
     }
 
-    // One block write each: `zeroize` would store the 1,088-byte c' a byte
+    // Block writes: `zeroize` would store the 768- to 1,568-byte c' a byte
     // at a time.
     wipe(&mut m, [0; 32]);
     wipe(&mut rejection, [0; 32]);
-    wipe(&mut c_prime, P::CiphertextBytes::zeroed());
+    wipe_bytes(c_prime.as_mut());
     shared
 }
 

@@ -396,7 +396,7 @@ impl<P: ParameterSet> Ciphertext<P> {
 
 impl<P: ParameterSet> Clone for Ciphertext<P> {
     fn clone(&self) -> Self {
-        Self::from_array(self.bytes)
+        Self::from_array(self.bytes.clone())
     }
 }
 

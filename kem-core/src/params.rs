@@ -16,7 +16,7 @@ mod sealed {
 
 /// A fixed-size byte array (`[u8; N]`), used for encoded keys and ciphertexts.
 pub trait ByteArray:
-    AsRef<[u8]> + AsMut<[u8]> + Copy + Debug + Send + Sync + Zeroize + 'static + sealed::Sealed
+    AsRef<[u8]> + AsMut<[u8]> + Clone + Debug + Send + Sync + Zeroize + 'static + sealed::Sealed
 {
     /// The all-zero array.
     fn zeroed() -> Self;

@@ -18,6 +18,20 @@ pub(crate) fn wipe<T: Copy>(value: &mut T, zero: T) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
+/// Overwrites `bytes` with zeros, 32 at a time through [`wipe`] (no
+/// temporary larger than 32 bytes, unlike a [`wipe`] of a whole array), the
+/// rest one volatile byte at a time.
+pub(crate) fn wipe_bytes(bytes: &mut [u8]) {
+    let mut chunks = bytes.chunks_exact_mut(32);
+    for chunk in &mut chunks {
+        let chunk: &mut [u8; 32] = chunk.try_into().expect("32-byte chunk");
+        wipe(chunk, [0; 32]);
+    }
+    for byte in chunks.into_remainder() {
+        wipe(byte, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +44,15 @@ mod tests {
         let mut words = [u64::MAX; 25];
         wipe(&mut words, [0; 25]);
         assert_eq!(words, [0; 25]);
+    }
+
+    #[test]
+    fn wipes_every_byte_of_any_length() {
+        for len in [0, 1, 31, 32, 33, 768, 1088, 1568, 1601] {
+            let mut buffer = vec![0x5au8; len + 1];
+            wipe_bytes(&mut buffer[..len]);
+            assert!(buffer[..len].iter().all(|&b| b == 0), "length {len}");
+            assert_eq!(buffer[len], 0x5a, "length {len}: wrote past the end");
+        }
     }
 }
