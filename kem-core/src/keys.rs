@@ -239,22 +239,24 @@ impl<P: ParameterSet> DecapsulationKey<P> {
         check_length("decapsulation key", dk, P::DK_LEN)?;
         let c = ct.as_bytes();
         let shared = dispatch!(B => {
+            // A backend may compute J while parsing, or leave it to
+            // decapsulation's hashes.
             let (key, j) = Self::parse::<B>(dk, Some(c))?;
-            let j = j.expect("parsing with a ciphertext computes J");
             let parts = kem::DecapsKeyParts {
                 s_hat: &key.s_hat,
                 expanded: &key.ek.expanded,
                 ek_hash: &key.ek.h,
                 z: &key.z,
-                rejection: Some(&j),
+                rejection: j.as_deref(),
             };
             kem::decaps_internal::<P, B>(parts, c)
         });
         Ok(SharedSecret::new(shared))
     }
 
-    /// Parses `bytes` (of the right length); with `ct`, also computes
-    /// J(z ‖ ct) while the embedded ek is expanded, and returns it.
+    /// Parses `bytes` (of the right length); with `ct`, the backend may
+    /// also compute J(z ‖ ct) while the embedded ek is expanded, and returns
+    /// it if it did.
     #[inline(never)] // one frame per backend (see `kem::keygen_internal`)
     fn parse<B: Backend>(
         bytes: &[u8],

@@ -188,7 +188,8 @@ pub(crate) trait Schedule: Sampling {
     /// H(ek) and Â^T (`out[j*k + i]` = Â[i, j], the layout K-PKE.Encrypt
     /// reads) of an encapsulation key being parsed: both depend only on its
     /// bytes. With `rejection` = (z, c), for a decapsulation key parsed to
-    /// decapsulate one ciphertext at once, J(z ‖ c) too.
+    /// decapsulate one ciphertext at once, J(z ‖ c) too, or `None` for it if
+    /// the backend leaves J to [`Schedule::decaps_hashes`].
     #[inline(always)]
     fn hash_and_sample_matrix(
         ek: &[u8],

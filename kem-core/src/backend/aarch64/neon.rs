@@ -28,7 +28,9 @@
 //! (`aarch64::mem`) and the call of the SHA-3 permutation after its run-time
 //! detection (`aarch64::keccak_x2`).
 
-use crate::backend::traits::{Keccak, KeyBuffers, PolyKernels, Sampling, Schedule};
+use crate::backend::traits::{
+    DecapsHashInput, Keccak, KeyBuffers, PolyKernels, Sampling, Schedule,
+};
 use crate::params::ParameterSet;
 use crate::poly::Poly;
 
@@ -76,10 +78,20 @@ impl Sampling for Neon {
 }
 
 /// Key generation runs as one pool (`pool`: the noise, Â and H(ek)
-/// absorbing t̂ row by row); parsing an encapsulation key runs H(ek) (and
-/// J(z ‖ c) for a decapsulation key parsed for one ciphertext) beside Â;
-/// decapsulation takes the sequential schedule (the default).
+/// absorbing t̂ row by row); parsing an encapsulation key runs H(ek) beside
+/// Â; decapsulation runs G, J(z ‖ c) and the re-encryption's noise as one
+/// pool.
 impl Schedule for Neon {
+    #[inline(always)]
+    fn decaps_hashes<P: ParameterSet>(
+        input: &DecapsHashInput<'_>,
+        y: &mut [Poly],
+        e1_e2: &mut [Poly],
+    ) -> ([u8; 32], [u8; 32]) {
+        // SAFETY: `Neon` runs only where Neon is available (module docs).
+        unsafe { crate::backend::aarch64::pool::decaps_hashes::<P>(input, y, e1_e2) }
+    }
+
     #[inline(always)]
     fn generate_key<P: ParameterSet>(
         rho: &[u8; 32],

@@ -18,9 +18,10 @@ use crate::backend::aarch64::sample::{
     absorb_into, cbd_from_block, rejection_sample_block, xor_into_state,
 };
 use crate::backend::aarch64::Neon;
-use crate::backend::traits::{Keccak, KeyBuffers};
+use crate::backend::traits::{DecapsHashInput, Keccak, KeyBuffers};
 use crate::hash::{
-    read_lanes, xor_padding, SHA3_256_RATE, SHA3_DOMAIN, SHAKE128_RATE, SHAKE256_RATE, SHAKE_DOMAIN,
+    read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_512_RATE, SHA3_DOMAIN, SHAKE128_RATE,
+    SHAKE256_RATE, SHAKE_DOMAIN,
 };
 use crate::params::{ParameterSet, PolyVec};
 use crate::poly::{zeroize_all, Poly, N};
@@ -497,38 +498,144 @@ pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
     pool.run();
 }
 
-/// `Schedule::hash_and_sample_matrix`: H(ek), J(z ‖ c) if asked, and Â^T
-/// (`out[j*k + i]` = Â[i, j] = SampleNTT(ρ ‖ j ‖ i)) in one pool, the long
-/// hashes first.
+/// `Schedule::decaps_hashes`: (K', r') = G(m' ‖ h), K̄ = J(z ‖ c) unless
+/// the key's parsing computed it, and the re-encryption's noise from r' (y:
+/// η1, PRF nonces 0..k; e1 ‖ e2: η2, nonces k..2k + 1), on the two-way
+/// permutation: G beside J's first block, then each noise block beside
+/// J's next, J's last blocks or the noise's last ones in pairs. Returns
+/// (K', K̄).
+#[target_feature(enable = "neon")]
+pub(crate) fn decaps_hashes<P: ParameterSet>(
+    input: &DecapsHashInput<'_>,
+    y: &mut [Poly],
+    e1_e2: &mut [Poly],
+) -> ([u8; 32], [u8; 32]) {
+    count(Primitive::G, 1);
+    let mut j = Hash::new([input.z, input.c], SHAKE_DOMAIN);
+    let mut j_state = [0u64; 25];
+    if input.rejection.is_some() {
+        j.block = j.blocks;
+    } else {
+        count(Primitive::J, 1);
+    }
+
+    // G(m' ‖ h): one padded SHA3-512 block, beside J's first.
+    let mut g = [0u64; 25];
+    xor_bytes(&mut g, 0, input.m);
+    xor_bytes(&mut g, 32, input.h);
+    xor_padding(&mut g, 64, SHA3_DOMAIN, SHA3_512_RATE);
+    if j.next(&mut j_state) {
+        keccak_f1600_x2(&mut g, &mut j_state);
+        j.permuted(&j_state);
+    } else {
+        <Neon as Keccak>::keccak_f1600(&mut g);
+    }
+    let mut out = [0u8; 64];
+    read_lanes(&g, &mut out);
+    wipe(&mut g, [0; 25]);
+    let mut shared = [0u8; 32];
+    shared.copy_from_slice(&out[..32]);
+
+    // The noise streams' blocks in an order that keeps each stream's
+    // blocks in sequence: every stream's first, then (η = 3) the seconds.
+    let k = P::K;
+    let streams = 2 * k + 1;
+    count(Primitive::Prf, streams as u64);
+    let eta = |i: usize| if i < k { P::ETA1 } else { P::ETA2 };
+    let mut states = [[0u64; 25]; 9];
+    let mut carry = [[0u8; 4]; 9];
+    for (i, state) in states.iter_mut().enumerate().take(streams) {
+        absorb_into::<SHAKE256_RATE>(state, &[&out[32..], &[i as u8]]);
+    }
+    wipe(&mut out, [0; 64]);
+    let mut blocks = [(0, 0); 18];
+    let mut len = 0;
+    for block in 0..2 {
+        for i in 0..streams {
+            if block < eta(i) - 1 {
+                blocks[len] = (i, block);
+                len += 1;
+            }
+        }
+    }
+    let mut next = 0;
+    let mut squeezed = |states: &mut [[u64; 25]; 9], (i, block): (usize, usize)| {
+        let p = match i.checked_sub(k) {
+            None => &mut y[i],
+            Some(e) => &mut e1_e2[e],
+        };
+        cbd_from_block(eta(i), block, &states[i], &mut carry[i], p);
+    };
+    loop {
+        let j_live = j.next(&mut j_state);
+        match (j_live, next < len) {
+            (true, true) => {
+                let (i, _) = blocks[next];
+                keccak_f1600_x2(&mut j_state, &mut states[i]);
+                j.permuted(&j_state);
+                squeezed(&mut states, blocks[next]);
+                next += 1;
+            }
+            (true, false) => {
+                <Neon as Keccak>::keccak_f1600(&mut j_state);
+                j.permuted(&j_state);
+            }
+            (false, true) => {
+                let (i, _) = blocks[next];
+                match blocks.get(next + 1).filter(|_| next + 1 < len) {
+                    // Two first blocks, or two second ones: never a
+                    // stream's two blocks at once.
+                    Some(&(i2, _)) if i2 != i => {
+                        let (head, tail) = states.split_at_mut(i.max(i2));
+                        let (a, b) = if i < i2 {
+                            (&mut head[i], &mut tail[0])
+                        } else {
+                            (&mut tail[0], &mut head[i2])
+                        };
+                        keccak_f1600_x2(a, b);
+                        squeezed(&mut states, blocks[next]);
+                        squeezed(&mut states, blocks[next + 1]);
+                        next += 2;
+                    }
+                    _ => {
+                        <Neon as Keccak>::keccak_f1600(&mut states[i]);
+                        squeezed(&mut states, blocks[next]);
+                        next += 1;
+                    }
+                }
+            }
+            (false, false) => break,
+        }
+    }
+    wipe(&mut states, [[0; 25]; 9]);
+    wipe(&mut carry, [[0; 4]; 9]);
+    wipe(&mut j_state, [0; 25]);
+    let rejection = match input.rejection {
+        Some(computed) => *computed,
+        None => j.out,
+    };
+    (shared, rejection)
+}
+
+/// `Schedule::hash_and_sample_matrix`: H(ek) and Â^T (`out[j*k + i]` =
+/// Â[i, j] = SampleNTT(ρ ‖ j ‖ i)) in one pool, the long hash first. J(z ‖
+/// c) is left to [`decaps_hashes`] even when asked for (`_rejection`): there
+/// its blocks pair with G and the re-encryption's noise, where here they
+/// would only move the pool's odd block to its end.
 #[target_feature(enable = "neon")]
 pub(crate) fn hash_and_sample_matrix(
     ek: &[u8],
     rho: &[u8; 32],
     k: usize,
     out: &mut [Poly],
-    rejection: Option<(&[u8; 32], &[u8])>,
+    _rejection: Option<(&[u8; 32], &[u8])>,
 ) -> ([u8; 32], Option<[u8; 32]>) {
     count(Primitive::H, 1);
-    let h = Hash::new([ek, &[]], SHA3_DOMAIN);
-    match rejection {
-        Some((z, c)) => {
-            count(Primitive::J, 1);
-            let mut hashes = [h, Hash::new([z, c], SHAKE_DOMAIN)];
-            {
-                let mut pool = Pool::new(&mut hashes, out, None);
-                pool.push_all(rho, k, Layout::Transposed, None);
-                pool.run();
-            }
-            (hashes[0].out, Some(hashes[1].out))
-        }
-        None => {
-            let mut hashes = [h];
-            {
-                let mut pool = Pool::new(&mut hashes, out, None);
-                pool.push_all(rho, k, Layout::Transposed, None);
-                pool.run();
-            }
-            (hashes[0].out, None)
-        }
+    let mut hashes = [Hash::new([ek, &[]], SHA3_DOMAIN)];
+    {
+        let mut pool = Pool::new(&mut hashes, out, None);
+        pool.push_all(rho, k, Layout::Transposed, None);
+        pool.run();
     }
+    (hashes[0].out, None)
 }
