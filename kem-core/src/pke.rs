@@ -136,8 +136,7 @@ pub(crate) fn encrypt_with_noise<P: ParameterSet, B: Backend>(
     {
         B::multiply_accumulate(&mut acc, row, y);
         B::inv_ntt(&mut acc);
-        acc.add_assign(e1);
-        acc.reduce();
+        B::add_reduce(&mut acc, e1);
         compress_encode::<B>(P::DU, &acc, out);
     }
 
@@ -146,8 +145,7 @@ pub(crate) fn encrypt_with_noise<P: ParameterSet, B: Backend>(
     B::inv_ntt(&mut acc);
     acc.add_assign(&e2[0]);
     B::decode_decompress::<1>(m, &mut e2[0]);
-    acc.add_assign(&e2[0]);
-    acc.reduce();
+    B::add_reduce(&mut acc, &e2[0]);
     compress_encode::<B>(P::DV, &acc, c2);
 
     zeroize_all(y);

@@ -60,6 +60,14 @@ pub(crate) trait PolyKernels {
         ntt::multiply_accumulate(acc, a, b);
     }
 
+    /// acc = Barrett-reduced acc + e (the end of each part of
+    /// K-PKE.Encrypt's u and v): `Poly::add_assign` then `Poly::reduce`.
+    #[inline(always)]
+    fn add_reduce(acc: &mut Poly, e: &Poly) {
+        acc.add_assign(e);
+        acc.reduce();
+    }
+
     /// ByteEncode_d(Compress_d(p)) into 32·d bytes.
     #[inline(always)]
     fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {

@@ -66,6 +66,7 @@ impl PolyKernels for Neon {
     neon_method!(fn ntt(p: &mut Poly) = crate::backend::aarch64::ntt::ntt);
     neon_method!(fn inv_ntt(p: &mut Poly) = crate::backend::aarch64::ntt::inv_ntt);
     neon_method!(fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) = crate::backend::aarch64::ntt::multiply_accumulate);
+    neon_method!(fn add_reduce(acc: &mut Poly, e: &Poly) = crate::backend::aarch64::ntt::add_reduce);
     neon_method!(fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) = crate::backend::aarch64::compress::compress_encode);
     neon_method!(fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) = crate::backend::aarch64::compress::decode_decompress);
     neon_method!(fn encode_12(p: &Poly, out: &mut [u8]) = crate::backend::aarch64::compress::encode_12);

@@ -521,6 +521,16 @@ pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
     }
 }
 
+/// `PolyKernels::add_reduce`: acc = barrett(acc + e), lane by lane (the
+/// portable add and reduction in one pass).
+#[target_feature(enable = "neon")]
+pub(super) fn add_reduce(acc: &mut Poly, e: &Poly) {
+    for at in (0..N).step_by(8) {
+        let sum = vaddq_s16(load_i16(&acc.coeffs, at), load_i16(&e.coeffs, at));
+        store_i16(&mut acc.coeffs, at, barrett(sum));
+    }
+}
+
 /// `x · 2^16 + e`, reduced and canonical: the end of a row of t̂.
 #[inline]
 #[target_feature(enable = "neon")]
