@@ -22,12 +22,12 @@ use core::arch::aarch64::{
     vmull_high_u16, vmull_high_u32, vmull_u16, vmull_u32, vorrq_u16, vorrq_u32, vorrq_u64,
     vqtbl1q_u8, vreinterpretq_s16_u16, vreinterpretq_u16_s16, vreinterpretq_u32_u16,
     vreinterpretq_u32_u8, vreinterpretq_u64_u32, vreinterpretq_u8_u64, vrshlq_u32, vshlq_n_u16,
-    vshlq_u32, vshlq_u64, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u32, vshrq_n_u64,
+    vshlq_u32, vshlq_u64, vshr_n_u8, vshrq_n_s16, vshrq_n_u16, vshrq_n_u32, vshrq_n_u64, vtstq_u16,
 };
 
 use crate::backend::aarch64::mem::{
-    load_i16, load_i32, load_pairs, load_triples, load_u8, load_u8x8, store_i16, store_pairs,
-    store_triples, store_u8, store_u8x8,
+    load_i16, load_i32, load_pairs, load_triples, load_u16, load_u8, load_u8x8, store_i16,
+    store_pairs, store_triples, store_u8, store_u8x8,
 };
 use crate::encode;
 use crate::field::Q;
@@ -212,11 +212,29 @@ pub(super) fn compress_encode<const D: usize>(p: &Poly, out: &mut [u8]) {
     }
 }
 
+/// Lane i's bit of a byte.
+const BIT_OF_LANE: [u16; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
 /// `Backend::decode_decompress`: Decompress_d(ByteDecode_d(bytes)), in
 /// [0, q).
 #[target_feature(enable = "neon")]
 pub(super) fn decode_decompress<const D: usize>(bytes: &[u8], p: &mut Poly) {
     debug_assert_eq!(bytes.len(), 32 * D);
+    if D == 1 {
+        // The message: bit i of byte j is coefficient 8j + i, each
+        // Decompress_1(bit), selected by a mask (no branch on the bit).
+        let one = decompress::<1>(vdupq_n_u16(1));
+        let bit_of_lane = load_u16(&BIT_OF_LANE, 0);
+        for (j, &byte) in bytes.iter().enumerate() {
+            let set = vtstq_u16(vdupq_n_u16(u16::from(byte)), bit_of_lane);
+            store_i16(
+                &mut p.coeffs,
+                8 * j,
+                vandq_s16(vreinterpretq_s16_u16(set), one),
+            );
+        }
+        return;
+    }
     if D == 4 {
         for at in (0..N).step_by(16) {
             let packed = load_u8x8(bytes, at / 2);
