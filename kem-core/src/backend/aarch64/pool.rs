@@ -164,11 +164,10 @@ impl KeyGen<'_> {
         self.squeezed[i] < self.eta - 1
     }
 
-    /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as far as the
-    /// entries of Â^T (`a_hat_t`) are sampled (`filled`), once the noise is
-    /// in: a
-    /// row is done 16 coefficients at a time, so that H(ek) can absorb the
-    /// start of the last row while its entries are still being sampled.
+    /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as its entries
+    /// of Â^T (`a_hat_t`) are sampled (`filled`), once the noise is in; the
+    /// last row 16 coefficients at a time, so that H(ek) can absorb its
+    /// start while its entries are still being sampled.
     #[target_feature(enable = "neon")]
     fn finish_rows(&mut self, a_hat_t: &[Poly], filled: &[usize]) {
         let k = self.k;
@@ -179,7 +178,9 @@ impl KeyGen<'_> {
                 .map(|j| filled[j * k + i])
                 .min()
                 .map_or(0, |f| f & !15);
-            if ready <= self.row_done {
+            // Rows before the last only whole: H(ek) has other sponges to
+            // pair with until the last row, and fewer calls cost less.
+            if ready <= self.row_done || (ready < N && i + 1 < k) {
                 return;
             }
             key_row(

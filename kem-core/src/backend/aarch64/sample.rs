@@ -200,6 +200,9 @@ pub(super) fn rejection_sample_block(
         filled += usize::from(ACCEPTED[mask]);
         at += 12;
     }
+    if at == SHAKE128_RATE {
+        return filled;
+    }
     crate::sample::rejection_sample(coeffs, filled, &bytes[at..SHAKE128_RATE])
 }
 
