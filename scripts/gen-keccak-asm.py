@@ -355,8 +355,8 @@ use core::arch::asm;
 
 use super::ROUND_CONSTANTS;
 
-/// Keccak-f[1600] on `a` and on `b` on plain Neon: 162 instructions a
-/// round, none a spill.
+/// Keccak-f[1600] on `a` and on `b` on plain Neon, every lane in a
+/// register (no spills).
 #[target_feature(enable = "neon")]
 pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {{
     // SAFETY: the assembly reads and writes the 200 bytes of `a` and of `b`
@@ -376,12 +376,15 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {{
     }}
 }}
 
-/// Keccak-f[1600] on `a` and on `b` with the SHA-3 extension: 67
-/// instructions a round.
+/// Keccak-f[1600] on `a` and on `b` with the SHA-3 extension.
 #[target_feature(enable = "neon,sha3")]
 pub(super) fn permute_sha3(a: &mut [u64; 25], b: &mut [u64; 25]) {{
-    // SAFETY: as for `permute_neon`; the caller's `target_feature` (checked
-    // at run time by the caller) makes EOR3, RAX1, XAR and BCAX legal.
+    // SAFETY: the assembly reads and writes the 200 bytes of `a` and of `b`
+    // (valid, exclusive borrows, so distinct) and reads the 24 round
+    // constants; it clobbers only the vector registers it declares and the
+    // constants' pointer it is given. This function's `target_feature`
+    // (its caller checks the CPU at run time) makes EOR3, RAX1, XAR and
+    // BCAX legal.
     unsafe {{
         asm!(
 {chr(10).join(rust_lines(sha3, ind))}
@@ -416,8 +419,7 @@ static CONSTANTS_THEN_ZERO: [u64; 25] = {{
     table
 }};
 
-/// Keccak-f[1600] (FIPS 202, Algorithm 7 with 24 rounds) on `state`: 134
-/// instructions a round.
+/// Keccak-f[1600] (FIPS 202, Algorithm 7 with 24 rounds) on `state`.
 pub(super) fn keccak_f1600(state: &mut [u64; 25]) {{
     // SAFETY: the assembly reads and writes the 200 bytes of `state` (a
     // valid, exclusive borrow) and reads the 25 constants; it clobbers only

@@ -231,9 +231,10 @@ impl<P: ParameterSet> DecapsulationKey<P> {
     /// as [`DecapsulationKey::from_bytes`] does (the same checks and
     /// errors) and decapsulates `ct` with it, as `from_bytes` then
     /// [`DecapsulationKey::decapsulate`] would, with the same result. For a
-    /// key used once: the SIMD backends absorb J(z ‖ c), which otherwise
+    /// key used once: the x86-64 backends absorb J(z ‖ c), which otherwise
     /// runs mostly alone after decryption, beside H(ek) and the matrix while
-    /// the key is parsed (ML-KEM-1024: 12 blocks). The parsed key is wiped
+    /// the key is parsed (ML-KEM-1024: 12 blocks); the AArch64 one pairs it
+    /// with decapsulation's G and noise instead. The parsed key is wiped
     /// when this returns.
     pub fn decapsulate_bytes(dk: &[u8], ct: &Ciphertext<P>) -> Result<SharedSecret, Error> {
         check_length("decapsulation key", dk, P::DK_LEN)?;

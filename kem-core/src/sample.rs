@@ -27,6 +27,20 @@ pub(crate) fn sample_ntt<F: Permutation>(rho: &[u8; 32], j: u8, i: u8, p: &mut P
     }
 }
 
+/// The number of set bits of each 8-bit mask: how many of eight candidates
+/// a vector rejection sampler's acceptance mask keeps (a table, as a
+/// vector unit's mask leaves it as a byte, not a count).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) const fn popcount_table() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        table[mask] = (mask as u8).count_ones() as u8;
+        mask += 1;
+    }
+    table
+}
+
 /// Appends to `coeffs[filled..]` the 12-bit candidates of `bytes` that are
 /// below q, stopping when the polynomial is full; returns the new count.
 pub(crate) fn rejection_sample(coeffs: &mut [i16; N], mut filled: usize, bytes: &[u8]) -> usize {

@@ -1,4 +1,6 @@
-//! Zeroization of whole plain-data buffers with one volatile write.
+//! Zeroization of plain-data buffers with volatile block writes: a whole
+//! value at once ([`wipe`]), or a byte slice 32 bytes at a time
+//! ([`wipe_bytes`]).
 //!
 //! The `zeroize` crate wipes a slice one element at a time (one volatile
 //! store per `i16` or byte, which the compiler may not merge): 256 stores

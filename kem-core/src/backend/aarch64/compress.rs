@@ -4,7 +4,8 @@
 //! - Compress_d and Decompress_d run on vectors for every d, with the
 //!   portable formulas of `compress` (the rounding division by q as a
 //!   multiplication by ceil(2^36 / q) and a shift, on 64-bit lanes).
-//! - Packing and unpacking run on vectors too: d = 4 as nibble pairs,
+//! - Packing and unpacking run on vectors too: d = 1's unpacking (the
+//!   message) a byte per vector by a bit test, d = 4 as nibble pairs,
 //!   d = 12 as `ld3`/`st3` byte triples holding two 12-bit values, and
 //!   d = 5, 10 and 11 eight values (d bytes) at a time ([`pack_8`],
 //!   [`unpack_8`]).

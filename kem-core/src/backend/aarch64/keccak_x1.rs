@@ -19,8 +19,7 @@ static CONSTANTS_THEN_ZERO: [u64; 25] = {
     table
 };
 
-/// Keccak-f[1600] (FIPS 202, Algorithm 7 with 24 rounds) on `state`: 134
-/// instructions a round.
+/// Keccak-f[1600] (FIPS 202, Algorithm 7 with 24 rounds) on `state`.
 pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
     // SAFETY: the assembly reads and writes the 200 bytes of `state` (a
     // valid, exclusive borrow) and reads the 25 constants; it clobbers only

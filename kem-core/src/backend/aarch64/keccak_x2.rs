@@ -73,6 +73,9 @@ mod tests {
                 unsafe { permute_sha3(&mut sha3_a, &mut sha3_b) };
                 assert_eq!((sha3_a, sha3_b), (want_a, want_b), "SHA-3");
             }
+            let mut one_way = a;
+            super::super::keccak_x1::keccak_f1600(&mut one_way);
+            assert_eq!(one_way, want_a, "scalar one-way");
             keccak_f1600_x2(&mut a, &mut b);
             assert_eq!((a, b), (want_a, want_b));
         }

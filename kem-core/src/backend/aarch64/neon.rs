@@ -2,19 +2,17 @@
 //! two-way Keccak for the matrix and noise sponges.
 //!
 //! - NTT, inverse NTT and base multiplication: `aarch64::ntt`.
-//! - SampleNTT (two XOF sponges per step, vector rejection sampling) and
-//!   noise (two PRF sponges per step, vector CBD): `aarch64::sample`, on
-//!   `aarch64::keccak_x2`, which uses the SHA-3 extension's EOR3, RAX1, XAR
-//!   and BCAX where the CPU has them (detected at run time) and plain Neon
-//!   otherwise.
+//! - SampleNTT and noise (vector rejection sampling and CBD):
+//!   `aarch64::sample`, two sponges per step on `aarch64::keccak_x2`, which
+//!   uses the SHA-3 extension's EOR3, RAX1, XAR and BCAX where the CPU has
+//!   them (detected at run time) and plain Neon otherwise.
 //! - Compression and coding: `aarch64::compress`.
-//! - The one-way hashes (G, H, J, a lone XOF or PRF stream) stay on the
-//!   `keccak` crate's scalar permutation: one state would fill only half
-//!   of each 128-bit vector, and the scalar permutation is already fast on
-//!   wide Arm cores.
-//! - Key generation, key parsing and decapsulation take the generic
-//!   (sequential) algorithm, which reaches the code above through the
-//!   `Backend` methods.
+//! - The one-way permutation (G, and any block without a partner): the
+//!   `keccak` crate's SHA-3 assembly where the CPU has the extension, our
+//!   scalar assembly (`aarch64::keccak_x1`) elsewhere: one state would
+//!   fill only half of each 128-bit vector.
+//! - Key generation, key parsing and decapsulation's hashes run as pools
+//!   of sponges on the two-way permutation (`aarch64::pool`).
 //!
 //! # Safety
 //!
@@ -25,8 +23,10 @@
 //! module is only compiled for targets whose baseline has Neon
 //! (`target_feature = "neon"`, as on `aarch64-unknown-linux-gnu`). The
 //! rest of the backend's `unsafe` is the vector loads and stores
-//! (`aarch64::mem`) and the call of the SHA-3 permutation after its run-time
-//! detection (`aarch64::keccak_x2`).
+//! (`aarch64::mem`), the call of the SHA-3 permutation after its run-time
+//! detection (`aarch64::keccak_x2`), the Keccak inline assembly
+//! (`aarch64::keccak_x2::asm`, `aarch64::keccak_x1`) and the view of a
+//! sponge state as its bytes (`aarch64::sample`).
 
 use crate::backend::traits::{
     DecapsHashInput, Keccak, KeyBuffers, PolyKernels, Sampling, Schedule,

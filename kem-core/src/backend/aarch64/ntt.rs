@@ -242,8 +242,9 @@ const fn inner_zetas(forward: bool) -> [i16; 64] {
 /// b·ζ mod q by Barrett multiplication, in [-q, q] for every i16 b: with
 /// z' = round(ζ·2^15 / q), h = round(b·z' / 2^15) (`sqrdmulh`) is b·ζ/q
 /// within 1, and b·ζ - h·q is computed exactly in 16 bits. Congruent to
-/// `fqmul(b, ζ·2^16)`, not always equal: only the forward NTT uses it,
-/// whose final reduction makes its output the portable one again.
+/// `fqmul(b, ζ·2^16)`, not always equal: the NTT's final reduction makes
+/// its output the portable one again, and the inverse NTT's callers
+/// reduce its output (see [`inv_ntt`]).
 #[inline]
 #[target_feature(enable = "neon")]
 fn barrett_mul(b: int16x8_t, zetas: int16x8_t, twisted: int16x8_t) -> int16x8_t {
@@ -276,7 +277,7 @@ fn forward_lane<const L: i32>(
 
 /// Inverse (Gentleman-Sande) butterfly (a, b) -> (a + b, ζ(b - a)) of two
 /// vectors, ζ a lane of `z` (see [`barrett_mul_lane`]). The sum is not
-/// reduced: [`inv_ntt`] reduces after four layers.
+/// reduced: [`inv_ntt`] reduces after three layers.
 #[inline]
 #[target_feature(enable = "neon")]
 fn inverse_lane<const L: i32>(
@@ -413,8 +414,9 @@ pub(super) fn ntt(p: &mut Poly) {
 /// Barrett reduction after the first three layers. Bounds, from inputs
 /// below q in absolute value: a sum at most doubles per layer (products are
 /// within q), so after three layers it is below 8q < 2^15, as is each
-/// difference of the third layer (two values below 4q); after the
-/// reduction and the four other layers, below 8q again. Every caller adds
+/// difference of the third layer (two values below 4q); the reduction
+/// brings them within q/2, so after the four other layers they are below
+/// 16 · q/2 = 8q again. Every caller adds
 /// to the output and reduces it to the centred representative, so the
 /// bytes are the portable ones.
 #[inline]

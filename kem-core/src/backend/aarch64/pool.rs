@@ -1,16 +1,19 @@
-//! A pool of sponges on the two-way Keccak: each sponge is a chain of
+//! Pools of sponges on the two-way Keccak: each sponge is a chain of
 //! permutations (an absorption block by block, or a squeeze block by
-//! block), and every step permutes the first two chains that still need
-//! one, so the two-way permutation runs full while two chains are left and
-//! the one-way permutation only for a last one. Parsing an encapsulation
-//! key runs H(ek) (and, for a decapsulation key parsed for one ciphertext,
-//! J(z ‖ c)) beside Â's entries; key generation runs Â's entries.
+//! block), and every step permutes the first two chains that can take one,
+//! so the two-way permutation runs full while two chains are left and the
+//! one-way permutation only for a last one. Key generation runs the noise
+//! ŝ ‖ ê, Â row by row and H(ek), which absorbs t̂ as it is computed;
+//! parsing an encapsulation key runs H(ek) beside Â; decapsulation's
+//! hashes ([`decaps_hashes`]) run G, J(z ‖ c) and the re-encryption's
+//! noise two at a time.
 //!
 //! Each sponge sees the blocks, padding and squeeze of its one-way form
-//! (`hash::h`, `hash::j`, `sample::sample_ntt`), so the bytes are the
-//! portable backend's. What is scheduled when depends on message lengths
-//! and on the rejection sampling of Â, both public; J's state holds z and
-//! is wiped.
+//! (`hash::g`, `hash::h`, `hash::j`, `hash::prf`, `sample::sample_ntt`), so
+//! the bytes are the portable backend's. What is scheduled when depends on
+//! message lengths and on the rejection sampling of Â, both public; the
+//! states and buffers that hold secrets (noise, G's m', J's z) are
+//! wiped.
 
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
 use crate::backend::aarch64::ntt::{key_row, ntt};
@@ -33,7 +36,7 @@ const HASH_RATE: usize = SHA3_256_RATE;
 const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
 
 /// The most sponges in one pool: key generation's H(ek), 2k ≤ 8 noise
-/// streams and Â's k² ≤ 16 entries (parsing: H, J and the entries).
+/// streams and Â's k² ≤ 16 entries (parsing: H and the entries).
 const MAX_SPONGES: usize = 25;
 const _: () = assert!(MAX_SPONGES <= 32, "Pool::live is a u32");
 
@@ -244,21 +247,32 @@ struct Pool<'a, 'b> {
     keygen: Option<KeyGen<'a>>,
 }
 
+/// The two-way permutation on `a` and `b`, counted for profiling.
+#[target_feature(enable = "neon")]
+fn permute_two(a: &mut [u64; 25], b: &mut [u64; 25]) {
+    let start = permutation_start();
+    keccak_f1600_x2(a, b);
+    permutation_end(start, 2);
+}
+
+/// The one-way permutation on `state`, counted for profiling.
+#[target_feature(enable = "neon")]
+fn permute_one(state: &mut [u64; 25]) {
+    let start = permutation_start();
+    <Neon as Keccak>::keccak_f1600(state);
+    permutation_end(start, 1);
+}
+
 /// A pool's permutations on the two-way Keccak when two sponges are ready
 /// and on the one-way Keccak for a lone one.
 #[target_feature(enable = "neon")]
 fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
-    let start = permutation_start();
     match *picked {
-        [s] => {
-            <Neon as Keccak>::keccak_f1600(&mut states[s]);
-            permutation_end(start, 1);
-        }
+        [s] => permute_one(&mut states[s]),
         [a, b] => {
             let (a, b) = (a.min(b), a.max(b));
             let (head, tail) = states.split_at_mut(b);
-            keccak_f1600_x2(&mut head[a], &mut tail[0]);
-            permutation_end(start, 2);
+            permute_two(&mut head[a], &mut tail[0]);
         }
         _ => {}
     }
@@ -428,8 +442,8 @@ impl<'a, 'b> Pool<'a, 'b> {
 
 impl Drop for Pool<'_, '_> {
     fn drop(&mut self) {
-        // J's state holds z, the noise streams σ's output; Â's sponges and
-        // H(ek)'s hold only public bytes.
+        // The noise streams hold σ's output; Â's sponges and H(ek)'s hold
+        // only public bytes.
         for s in 0..self.len {
             if let Job::Hash(_) | Job::Noise(_) = self.jobs[s] {
                 wipe(&mut self.states[s], [0; 25]);
@@ -503,8 +517,8 @@ pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
 /// the key's parsing computed it, and the re-encryption's noise from r' (y:
 /// η1, PRF nonces 0..k; e1 ‖ e2: η2, nonces k..2k + 1), on the two-way
 /// permutation: G beside J's first block, then each noise block beside
-/// J's next, J's last blocks or the noise's last ones in pairs. Returns
-/// (K', K̄).
+/// J's next; J's last blocks (one chain) then run alone, or the noise's
+/// last blocks in pairs. Returns (K', K̄).
 #[target_feature(enable = "neon")]
 pub(crate) fn decaps_hashes<P: ParameterSet>(
     input: &DecapsHashInput<'_>,
@@ -526,10 +540,10 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
     xor_bytes(&mut g, 32, input.h);
     xor_padding(&mut g, 64, SHA3_DOMAIN, SHA3_512_RATE);
     if j.next(&mut j_state) {
-        keccak_f1600_x2(&mut g, &mut j_state);
+        permute_two(&mut g, &mut j_state);
         j.permuted(&j_state);
     } else {
-        <Neon as Keccak>::keccak_f1600(&mut g);
+        permute_one(&mut g);
     }
     let mut out = [0u8; 64];
     read_lanes(&g, &mut out);
@@ -572,13 +586,13 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
         match (j_live, next < len) {
             (true, true) => {
                 let (i, _) = blocks[next];
-                keccak_f1600_x2(&mut j_state, &mut states[i]);
+                permute_two(&mut j_state, &mut states[i]);
                 j.permuted(&j_state);
                 squeezed(&mut states, blocks[next]);
                 next += 1;
             }
             (true, false) => {
-                <Neon as Keccak>::keccak_f1600(&mut j_state);
+                permute_one(&mut j_state);
                 j.permuted(&j_state);
             }
             (false, true) => {
@@ -593,13 +607,13 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
                         } else {
                             (&mut tail[0], &mut head[i2])
                         };
-                        keccak_f1600_x2(a, b);
+                        permute_two(a, b);
                         squeezed(&mut states, blocks[next]);
                         squeezed(&mut states, blocks[next + 1]);
                         next += 2;
                     }
                     _ => {
-                        <Neon as Keccak>::keccak_f1600(&mut states[i]);
+                        permute_one(&mut states[i]);
                         squeezed(&mut states, blocks[next]);
                         next += 1;
                     }
@@ -608,13 +622,18 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
             (false, false) => break,
         }
     }
-    wipe(&mut states, [[0; 25]; 9]);
+    // One state at a time: a wipe of the whole array would put a zeroed
+    // copy of it on the stack.
+    for state in &mut states {
+        wipe(state, [0; 25]);
+    }
     wipe(&mut carry, [[0; 4]; 9]);
     wipe(&mut j_state, [0; 25]);
     let rejection = match input.rejection {
         Some(computed) => *computed,
         None => j.out,
     };
+    wipe(&mut j.out, [0; 32]);
     (shared, rejection)
 }
 

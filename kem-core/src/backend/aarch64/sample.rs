@@ -120,15 +120,7 @@ const LANE_BITS: [u16; 16] = [
 ];
 
 /// How many lanes each 8-bit acceptance mask keeps (its population count).
-const ACCEPTED: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        table[mask] = (mask as u8).count_ones() as u8;
-        mask += 1;
-    }
-    table
-};
+const ACCEPTED: [u8; 256] = crate::sample::popcount_table();
 
 /// For each 8-bit acceptance mask, the byte shuffle that moves the
 /// accepted u16 lanes to the front, in order.

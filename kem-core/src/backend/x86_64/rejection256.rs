@@ -67,23 +67,12 @@ const fn compact_table() -> CompactTable {
     CompactTable(table)
 }
 
-/// The number of set bits of each 8-bit mask (AVX2 does not imply the
-/// `popcnt` instruction, so a table instead of `count_ones`).
-const fn popcount_table() -> [u8; 256] {
-    let mut table = [0u8; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        table[mask] = (mask as u8).count_ones() as u8;
-        mask += 1;
-    }
-    table
-}
-
 /// Compaction shuffles, indexed by an 8-bit acceptance mask.
 static COMPACT: CompactTable = compact_table();
 
-/// Accepted-lane counts, indexed by an 8-bit acceptance mask.
-static POPCOUNT: [u8; 256] = popcount_table();
+/// Accepted-lane counts, indexed by an 8-bit acceptance mask (AVX2 does
+/// not imply the `popcnt` instruction, so a table instead of `count_ones`).
+static POPCOUNT: [u8; 256] = crate::sample::popcount_table();
 
 /// Bytes of one vector step: eight 3-byte chunks, 16 candidates.
 const STEP_BYTES: usize = 24;
