@@ -91,8 +91,8 @@ impl<const RATE: usize, F: Permutation> Drop for Sponge<RATE, F> {
 }
 
 /// XORs one block of input (whole 8-byte words) into the first lanes,
-/// little-endian. For the sponge pools, which absorb lane by lane (only
-/// the x86-64 backends have pools).
+/// little-endian. For the x86-64 sponge pools, which absorb lane by lane
+/// (the AArch64 pools XOR 16 bytes at a time with Neon instead).
 #[cfg(any(target_arch = "x86_64", test))]
 #[inline(always)]
 pub(crate) fn xor_block(state: &mut [u64; 25], block: &[u8]) {

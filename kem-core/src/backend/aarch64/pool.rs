@@ -23,7 +23,7 @@ use crate::backend::aarch64::sample::{
 use crate::backend::aarch64::Neon;
 use crate::backend::traits::{DecapsHashInput, Keccak, KeyBuffers};
 use crate::hash::{
-    read_lanes, xor_bytes, xor_padding, SHA3_256_RATE, SHA3_512_RATE, SHA3_DOMAIN, SHAKE128_RATE,
+    read_lanes, xor_padding, SHA3_256_RATE, SHA3_512_RATE, SHA3_DOMAIN, SHAKE128_RATE,
     SHAKE256_RATE, SHAKE_DOMAIN,
 };
 use crate::params::{ParameterSet, PolyVec};
@@ -149,10 +149,7 @@ impl KeyGen<'_> {
     /// SamplePolyCBD_η and the NTT.
     #[target_feature(enable = "neon")]
     fn squeezed(&mut self, i: usize, state: &[u64; 25]) {
-        let p = match i.checked_sub(self.k) {
-            None => &mut self.s_hat[i],
-            Some(e) => &mut self.e[e],
-        };
+        let p = noise_poly(i, self.k, self.s_hat, self.e);
         let block = self.squeezed[i];
         self.squeezed[i] += 1;
         if cbd_from_block(self.eta, block, state, &mut self.carry[i], p) {
@@ -263,6 +260,23 @@ fn permute_one(state: &mut [u64; 25]) {
     permutation_end(start, 1);
 }
 
+/// The two different states `states[a]` and `states[b]`, mutably (in
+/// index order: the permutations do not care which is which).
+fn two_states(states: &mut [[u64; 25]], a: usize, b: usize) -> (&mut [u64; 25], &mut [u64; 25]) {
+    debug_assert_ne!(a, b);
+    let (head, tail) = states.split_at_mut(a.max(b));
+    (&mut head[a.min(b)], &mut tail[0])
+}
+
+/// The noise polynomial of stream `i` of 2k (or 2k + 1): `first[i]` for
+/// i < k, then `rest[i - k]`.
+fn noise_poly<'p>(i: usize, k: usize, first: &'p mut [Poly], rest: &'p mut [Poly]) -> &'p mut Poly {
+    match i.checked_sub(k) {
+        None => &mut first[i],
+        Some(r) => &mut rest[r],
+    }
+}
+
 /// A pool's permutations on the two-way Keccak when two sponges are ready
 /// and on the one-way Keccak for a lone one.
 #[target_feature(enable = "neon")]
@@ -270,9 +284,8 @@ fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
     match *picked {
         [s] => permute_one(&mut states[s]),
         [a, b] => {
-            let (a, b) = (a.min(b), a.max(b));
-            let (head, tail) = states.split_at_mut(b);
-            permute_two(&mut head[a], &mut tail[0]);
+            let (a, b) = two_states(states, a, b);
+            permute_two(a, b);
         }
         _ => {}
     }
@@ -297,7 +310,7 @@ impl<'a, 'b> Pool<'a, 'b> {
     /// the SHAKE padding of `RATE` if given.
     fn push<const RATE: usize>(&mut self, input: Option<&[&[u8]]>, job: Job) {
         if let Some(input) = input {
-            absorb_into::<RATE>(&mut self.states[self.len], input);
+            absorb_into::<RATE>(&mut self.states[self.len], input, SHAKE_DOMAIN);
         }
         self.jobs[self.len] = job;
         self.live |= 1 << self.len;
@@ -536,9 +549,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
 
     // G(m' ‖ h): one padded SHA3-512 block, beside J's first.
     let mut g = [0u64; 25];
-    xor_bytes(&mut g, 0, input.m);
-    xor_bytes(&mut g, 32, input.h);
-    xor_padding(&mut g, 64, SHA3_DOMAIN, SHA3_512_RATE);
+    absorb_into::<SHA3_512_RATE>(&mut g, &[input.m, input.h], SHA3_DOMAIN);
     if j.next(&mut j_state) {
         permute_two(&mut g, &mut j_state);
         j.permuted(&j_state);
@@ -560,7 +571,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
     let mut states = [[0u64; 25]; 9];
     let mut carry = [[0u8; 4]; 9];
     for (i, state) in states.iter_mut().enumerate().take(streams) {
-        absorb_into::<SHAKE256_RATE>(state, &[&out[32..], &[i as u8]]);
+        absorb_into::<SHAKE256_RATE>(state, &[&out[32..], &[i as u8]], SHAKE_DOMAIN);
     }
     wipe(&mut out, [0; 64]);
     let mut blocks = [(0, 0); 18];
@@ -575,10 +586,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
     }
     let mut next = 0;
     let mut squeezed = |states: &mut [[u64; 25]; 9], (i, block): (usize, usize)| {
-        let p = match i.checked_sub(k) {
-            None => &mut y[i],
-            Some(e) => &mut e1_e2[e],
-        };
+        let p = noise_poly(i, k, y, e1_e2);
         cbd_from_block(eta(i), block, &states[i], &mut carry[i], p);
     };
     loop {
@@ -601,12 +609,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
                     // Two first blocks, or two second ones: never a
                     // stream's two blocks at once.
                     Some(&(i2, _)) if i2 != i => {
-                        let (head, tail) = states.split_at_mut(i.max(i2));
-                        let (a, b) = if i < i2 {
-                            (&mut head[i], &mut tail[0])
-                        } else {
-                            (&mut tail[0], &mut head[i2])
-                        };
+                        let (a, b) = two_states(&mut states, i, i2);
                         permute_two(a, b);
                         squeezed(&mut states, blocks[next]);
                         squeezed(&mut states, blocks[next + 1]);

@@ -37,7 +37,7 @@ use crate::wipe::wipe;
 /// SHAKE padding.
 fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
     let mut state = [0u64; 25];
-    absorb_into::<RATE>(&mut state, input);
+    absorb_into::<RATE>(&mut state, input, SHAKE_DOMAIN);
     state
 }
 
@@ -63,15 +63,15 @@ pub(super) fn xor_into_state(state: &mut [u64; 25], offset: usize, bytes: &[u8])
     xor_bytes(state, 8 * lane, pairs.remainder());
 }
 
-/// Absorbs `input` (shorter than `RATE`) with the SHAKE padding into the
-/// all-zero `state`.
-pub(super) fn absorb_into<const RATE: usize>(state: &mut [u64; 25], input: &[&[u8]]) {
+/// Absorbs `input` (shorter than `RATE`) into the all-zero `state`, padded
+/// with `domain` (`hash::SHA3_DOMAIN` or `hash::SHAKE_DOMAIN`).
+pub(super) fn absorb_into<const RATE: usize>(state: &mut [u64; 25], input: &[&[u8]], domain: u8) {
     let mut len = 0;
     for part in input {
         xor_bytes(state, len, part);
         len += part.len();
     }
-    xor_padding(state, len, SHAKE_DOMAIN, RATE);
+    xor_padding(state, len, domain, RATE);
 }
 
 /// Two permutations: the two-way one.
