@@ -109,6 +109,8 @@ struct KeyGen<'a> {
     carry: [[u8; 4]; 8],
     noise_left: usize,
     t_hat: &'a mut [Poly],
+    /// Per row of Â, its entries not yet fully sampled.
+    entries_left: [u8; 4],
     /// The rows of t̂ done, and the coefficients done of the next.
     rows_done: usize,
     row_done: usize,
@@ -173,14 +175,20 @@ impl KeyGen<'_> {
         let k = self.k;
         while self.noise_left == 0 && self.rows_done < k {
             let i = self.rows_done;
-            // Row i of Â is Â^T's entries i, k + i, ...
-            let ready = (0..k)
-                .map(|j| filled[j * k + i])
-                .min()
-                .map_or(0, |f| f & !15);
             // Rows before the last only whole: H(ek) has other sponges to
             // pair with until the last row, and fewer calls cost less.
-            if ready <= self.row_done || (ready < N && i + 1 < k) {
+            let ready = if self.entries_left[i] == 0 {
+                N
+            } else if i + 1 == k {
+                // Row i of Â is Â^T's entries i, k + i, ...
+                (0..k)
+                    .map(|j| filled[j * k + i])
+                    .min()
+                    .map_or(0, |f| f & !15)
+            } else {
+                return;
+            };
+            if ready <= self.row_done {
                 return;
             }
             key_row(
@@ -236,8 +244,11 @@ struct Pool<'a, 'b> {
     jobs: [Job; MAX_SPONGES],
     len: usize,
     /// The sponges not yet done, bit s for sponge s (the order pushed is the
-    /// order of preference).
+    /// order of preference). Every live sponge can take its next
+    /// permutation at once, but for key generation's H(ek) (bit `gated`),
+    /// which waits for the rows of t̂.
     live: u32,
+    gated: u32,
     hashes: &'a mut [Hash<'b>],
     out: &'a mut [Poly],
     filled: [usize; 16],
@@ -299,6 +310,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             jobs: [Job::Entry(0); MAX_SPONGES],
             len: 0,
             live: 0,
+            gated: 0,
             hashes,
             out,
             filled: [0; 16],
@@ -327,6 +339,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             self.push::<0>(None, Job::Hash(h));
         }
         if let Some(sigma) = sigma {
+            self.gated = 1 << self.len;
             self.push::<0>(None, Job::EkHash);
             for i in 0..2 * k {
                 self.push::<SHAKE256_RATE>(Some(&[sigma, &[i as u8]]), Job::Noise(i));
@@ -348,23 +361,27 @@ impl<'a, 'b> Pool<'a, 'b> {
     /// Drops sponge `s` from the live ones.
     fn retire(&mut self, s: usize) {
         self.live &= !(1 << s);
-    }
-
-    /// Whether sponge `s` can take its next permutation now.
-    fn ready(&self, s: usize) -> bool {
-        match self.jobs[s] {
-            Job::Hash(h) => self.hashes[h].block < self.hashes[h].blocks,
-            Job::Entry(e) => self.filled[e] < N,
-            Job::Noise(i) => self.keygen.as_ref().is_some_and(|g| g.noise_ready(i)),
-            Job::EkHash => self.keygen.as_ref().is_some_and(KeyGen::hash_ready),
+        if let (Job::Entry(at), Some(g)) = (self.jobs[s], self.keygen.as_mut()) {
+            // Key generation's Â^T index j·k + i: an entry of row i.
+            g.entries_left[at % g.k] -= 1;
         }
     }
 
     /// Whether sponge `s` is done for good.
     fn done(&self, s: usize) -> bool {
         match self.jobs[s] {
+            Job::Hash(h) => self.hashes[h].block == self.hashes[h].blocks,
+            Job::Entry(e) => self.filled[e] == N,
+            Job::Noise(i) => self.keygen.as_ref().is_none_or(|g| !g.noise_ready(i)),
             Job::EkHash => self.keygen.as_ref().is_none_or(|g| g.block == g.blocks()),
-            _ => !self.ready(s),
+        }
+    }
+
+    /// The live sponges that can take their next permutation now.
+    fn ready(&self) -> u32 {
+        match &self.keygen {
+            Some(g) if !g.hash_ready() => self.live & !self.gated,
+            _ => self.live,
         }
     }
 
@@ -419,23 +436,16 @@ impl<'a, 'b> Pool<'a, 'b> {
     #[target_feature(enable = "neon")]
     fn run(&mut self) {
         loop {
-            let mut picked = [0; 2];
-            let mut found = 0;
-            let mut live = self.live;
-            while live != 0 {
-                let s = live.trailing_zeros() as usize;
-                live &= live - 1;
-                if self.ready(s) {
-                    picked[found] = s;
-                    found += 1;
-                    if found == 2 {
-                        break;
-                    }
-                }
-            }
-            if found == 0 {
+            let ready = self.ready();
+            if ready == 0 {
                 return;
             }
+            let rest = ready & (ready - 1);
+            let picked = [
+                ready.trailing_zeros() as usize,
+                rest.trailing_zeros() as usize,
+            ];
+            let found = if rest == 0 { 1 } else { 2 };
             for &s in &picked[..found] {
                 self.prepare(s);
             }
@@ -494,6 +504,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
         carry: [[0; 4]; 8],
         noise_left: 2 * k,
         t_hat: &mut rest[..k],
+        entries_left: [k as u8; 4],
         rows_done: 0,
         row_done: 0,
         ek: out.ek,
