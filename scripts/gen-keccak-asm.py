@@ -9,35 +9,42 @@ Why assembly: from intrinsics, LLVM keeps the state in registers but spills
 and reloads about 27 vectors a round (189 instructions a round where the
 operations need 162). Register allocation by hand needs no spill:
 
-plain Neon (rolled loop, lane i always in v<i>)
+plain Neon (a loop of four rounds, lane i in v<i> between rounds)
     θ    C[x] in v25..v29 (20 EOR); D[x] = C[x-1] ^ rotl(C[x+1], 1) in v30
          and XORed into column x at once (5 x (SHL, SRI, EOR) + 25 EOR)
     ρ π  walks π's one 24-cycle backwards: the first rotated lane goes to
          v25, every later one into the register the step before emptied, so
-         each lane lands in its own register (24 x (SHL, SRI)); lane 1's
-         value waits in v25 for χ
+         each lane lands in its own register (23 x (SHL, SRI)); lane 1's
+         value waits in v25 for χ. Lane 19's offset, 8, is a byte
+         rotation: one TBL with indices that stay in v31
     χ    per row, the five ~b[x+1] & b[x+2] into v26..v30 (BIC), then XORed
          into place (EOR)
-    ι    LD1R of the round constant, EOR
+    ι    LD1R of the round constant, EOR; the loop's SUBS and B.NE every
+         fourth round
 SHA-3 extension (24 rounds unrolled, registers renamed from round to round)
     θ    C with EOR3 (10), D with RAX1 (5), XOR and ρ fused in XAR (24)
     χ    BCAX (25): per row, out[3] and out[4] into free registers, the
          other three in place, so no row needs a copy
     ι    LD1R, EOR
 
-scalar, one-way (rolled loop, lane i always in the same register)
+scalar, one-way (24 rounds unrolled, lanes renamed from round to round)
     28 general registers are free for inline assembly (not x18, x19, x29,
-    sp): 25 lanes and three temporaries; the state and round-constant
-    pointers and two of θ's column parities wait on the stack.
-    θ    C[x] (20 EOR), D[x] = C[x-1] ^ rotl(C[x+1], 1) in one EOR with a
-         rotated operand, XORed into column x at once (25 EOR); the order
-         keeps three parities in registers at a time
-    ρ π  π's cycle backwards as for Neon, one ROR each (24)
+    sp): 25 lanes and three temporaries; the state pointer and two of θ's
+    column parities wait on the stack.
+    lazy ρ  no lane is rotated by ρ: each register holds its lane rotated
+         right by a lag the generator tracks, and every operand that reads
+         it takes the difference as the shifted operand of EOR or BIC (free
+         on AArch64). Lane 0 never lags; the others lag 24 after the last
+         round, rotated back once (24 ROR) before the store
+    θ    C[x] (20 EOR), D[x] = C[x-1] ^ rotl(C[x+1], 1) in one EOR,
+         XORed into column x at once (25 EOR); the order keeps three
+         parities in registers at a time
+    π    renames registers (the generator's map), no instruction
     χ    per row, ~b[x+1] & b[x+2] by BIC into a temporary, XORed into
          place, in an order that needs no copies (50)
-    ι    the constant from the stack's pointer; the table ends with a 0,
-         which ends the loop
-Against the `keccak` crate's portable Rust: 134 instructions a round
+    ι    the constant by a PC-relative LDR from a table after the code
+         (which jumps over it), EOR
+Against the `keccak` crate's portable Rust: 106 instructions a round
 instead of about 163.
 
 Run it after changing it: `python3 scripts/gen-keccak-asm.py`. The files
@@ -70,6 +77,10 @@ def v(r, arrangement="16b"):
     return f"v{r}.{arrangement}"
 
 
+# Rounds per iteration of the plain Neon loop.
+PLAIN_UNROLL = 4
+
+
 def plain_round():
     """One round on plain Neon; lane i in v<i> before and after."""
     out = ["// θ: column parities C[x] in v25..v29"]
@@ -93,6 +104,10 @@ def plain_round():
     for i in range(len(cycle) - 1, -1, -1):
         src, dst = cycle[i], cycle[(i + 1) % len(cycle)]
         r = RHO[src]
+        if r == 8:
+            # A byte rotation: one TBL with the indices kept in v31.
+            out.append(f"tbl {v(reg[dst])}, {{{{{v(src)}}}}}, {v(31)}")
+            continue
         out.append(f"shl {v(reg[dst], '2d')}, {v(src, '2d')}, #{r}")
         out.append(f"sri {v(reg[dst], '2d')}, {v(src, '2d')}, #{64 - r}")
     out.append("// χ: A[x] = B[x] ^ (~B[x+1] & B[x+2]) along each row")
@@ -103,8 +118,8 @@ def plain_round():
         for x in range(5):
             out.append(f"eor {v(5 * y + x)}, {v(b[x])}, {v(26 + x)}")
     out.append("// ι")
-    out.append("ld1r {{v31.2d}}, [{constants}], #8")
-    out.append(f"eor {v(0)}, {v(0)}, {v(31)}")
+    out.append("ld1r {{v26.2d}}, [{constants}], #8")
+    out.append(f"eor {v(0)}, {v(0)}, {v(26)}")
     return out
 
 
@@ -183,107 +198,156 @@ SCALAR_LANES = [f"x{i}" for i in range(18)] + [f"x{i}" for i in range(20, 27)]
 T0, T1, T2 = "x27", "x28", "x30"
 
 
-def scalar_round():
-    """One round on scalar registers, lane i in SCALAR_LANES[i] before and
-    after; the stack holds the state pointer at [sp], the round-constant
-    pointer at [sp, #8] and room for two parities at [sp, #16]."""
-    a = SCALAR_LANES
+def round_constants():
+    """ι's 24 constants (FIPS 202, Algorithms 5 and 6)."""
+    constants, lfsr = [], 1
+    for _ in range(24):
+        rc = 0
+        for j in range(7):
+            if lfsr & 1:
+                rc |= 1 << ((1 << j) - 1)
+            lfsr = ((lfsr << 1) ^ 0x71) & 0xFF if lfsr & 0x80 else lfsr << 1
+        constants.append(rc)
+    return constants
+
+
+class LazyLanes:
+    """Where each lane is and how far it lags: position i's value is its
+    register `reg[i]` rotated right by `lag[i]` (so ρ adds to a lag instead
+    of rotating, and π renames registers instead of moving them)."""
+
+    def __init__(self):
+        self.reg = list(SCALAR_LANES)
+        self.lag = [0] * 25
+
+
+def operand(reg, lag, frame):
+    """`reg` (a value lagging by `lag`) as a shifted operand of an
+    instruction whose result lags by `frame`."""
+    shift = (lag - frame) % 64
+    return f"{reg}, ror #{shift}" if shift else reg
+
+
+def lazy_round(lanes, rnd):
+    """One round on scalar registers with ρ folded into the operands (see
+    [`LazyLanes`]); the stack holds the state pointer at [sp] and room for
+    two parities at [sp, #16]."""
     out = []
+    reg, lag = lanes.reg, lanes.lag
+    frame = {}
 
     def parity(t, x):
-        out.append(f"eor {t}, {a[x]}, {a[x + 5]}")
+        # C[x], lagging as lane (x, 0) does.
+        frame[t] = lag[x]
+        out.append(f"eor {t}, {reg[x]}, {operand(reg[x + 5], lag[x + 5], frame[t])}")
         for y in (2, 3, 4):
-            out.append(f"eor {t}, {t}, {a[x + 5 * y]}")
+            i = x + 5 * y
+            out.append(f"eor {t}, {t}, {operand(reg[i], lag[i], frame[t])}")
+
+    def d(t, c_prev, c_next, f_prev, f_next):
+        # D[x] = C[x-1] ^ rotl(C[x+1], 1) into `t` (holding C[x-1]).
+        out.append(f"eor {t}, {c_prev}, {operand(c_next, f_next + 63, f_prev)}")
+        frame[t] = f_prev
 
     def apply(t, x):
         for y in range(5):
-            out.append(f"eor {a[x + 5 * y]}, {a[x + 5 * y]}, {t}")
+            i = x + 5 * y
+            out.append(f"eor {reg[i]}, {reg[i]}, {operand(t, frame[t], lag[i])}")
 
-    out.append("// θ: C0 (kept on the stack), C1, C2; D1 = C0 ^ rotl(C2, 1)")
+    out.append(f"// round {rnd}, θ: C0 (kept on the stack), C1, C2; D1 = C0 ^ rotl(C2, 1)")
     parity(T0, 0)
+    f_c0 = frame[T0]
     out.append(f"str {T0}, [sp, #16]")
     parity(T1, 1)
+    f_c1 = frame[T1]
     parity(T2, 2)
-    out.append(f"eor {T0}, {T0}, {T2}, ror #63")
+    f_c2 = frame[T2]
+    d(T0, T0, T2, f_c0, f_c2)
     apply(T0, 1)
     out.append("// C3; D2 = C1 ^ rotl(C3, 1) (C1 kept on the stack)")
     parity(T0, 3)
+    f_c3 = frame[T0]
     out.append(f"str {T1}, [sp, #24]")
-    out.append(f"eor {T1}, {T1}, {T0}, ror #63")
+    d(T1, T1, T0, f_c1, f_c3)
     apply(T1, 2)
     out.append("// C4; D3 = C2 ^ rotl(C4, 1)")
     parity(T1, 4)
-    out.append(f"eor {T2}, {T2}, {T1}, ror #63")
+    f_c4 = frame[T1]
+    d(T2, T2, T1, f_c2, f_c4)
     apply(T2, 3)
     out.append("// D4 = C3 ^ rotl(C0, 1), D0 = C4 ^ rotl(C1, 1)")
     out.append(f"ldr {T2}, [sp, #16]")
-    out.append(f"eor {T0}, {T0}, {T2}, ror #63")
+    d(T0, T0, T2, f_c3, f_c0)
     apply(T0, 4)
     out.append(f"ldr {T2}, [sp, #24]")
-    out.append(f"eor {T1}, {T1}, {T2}, ror #63")
+    d(T1, T1, T2, f_c4, f_c1)
     apply(T1, 0)
-    out.append("// ρ and π along π's cycle backwards; B[1] waits in x27")
-    cycle = pi_cycle()
-    reg = {lane: a[lane] for lane in range(25)}
-    reg[cycle[0]] = T0
-    for i in range(len(cycle) - 1, -1, -1):
-        src, dst = cycle[i], cycle[(i + 1) % len(cycle)]
-        out.append(f"ror {reg[dst]}, {a[src]}, #{(64 - RHO[src]) % 64}")
-    out.append("// χ, row 0 (b1 in x27, lane 1's register free)")
-    b = [a[0], T0, a[2], a[3], a[4]]
-    free = a[1]
-    out += [
-        f"bic {T1}, {b[2]}, {b[1]}",
-        f"bic {T2}, {b[3]}, {b[2]}",
-        f"bic {free}, {b[4]}, {b[3]}",
-        f"eor {b[2]}, {b[2]}, {free}",
-        f"bic {free}, {b[0]}, {b[4]}",
-        f"eor {b[3]}, {b[3]}, {free}",
-        f"bic {free}, {b[1]}, {b[0]}",
-        f"eor {b[4]}, {b[4]}, {free}",
-        f"eor {b[0]}, {b[0]}, {T1}",
-        f"eor {a[1]}, {b[1]}, {T2}",
-    ]
-    out.append("// χ, rows 1 to 4")
-    for y in range(1, 5):
-        b = a[5 * y : 5 * y + 5]
-        out += [
-            f"bic {T0}, {b[2]}, {b[1]}",
-            f"bic {T1}, {b[3]}, {b[2]}",
-            f"bic {T2}, {b[4]}, {b[3]}",
-            f"eor {b[2]}, {b[2]}, {T2}",
-            f"bic {T2}, {b[0]}, {b[4]}",
-            f"eor {b[3]}, {b[3]}, {T2}",
-            f"bic {T2}, {b[1]}, {b[0]}",
-            f"eor {b[4]}, {b[4]}, {T2}",
-            f"eor {b[0]}, {b[0]}, {T0}",
-            f"eor {b[1]}, {b[1]}, {T1}",
-        ]
-    out.append("// ι; the next constant, 0 after the last, ends the loop")
-    out += [
-        f"ldr {T0}, [sp, #8]",
-        f"ldr {T1}, [{T0}], #8",
-        f"str {T0}, [sp, #8]",
-        f"eor {a[0]}, {a[0]}, {T1}",
-        f"ldr {T1}, [{T0}]",
-        f"cbnz {T1}, 2b",
-    ]
+
+    # ρ: lane i lags RHO[i] less (a left rotation); π: position pi(i)
+    # takes lane i's register.
+    new_reg, new_lag = [None] * 25, [None] * 25
+    for i in range(25):
+        new_reg[pi(i)] = reg[i]
+        new_lag[pi(i)] = (lag[i] - RHO[i]) % 64
+    reg[:], lag[:] = new_reg, new_lag
+
+    out.append("// χ, row by row: out[x] = b[x] ^ (~b[x+1] & b[x+2]), in place")
+    for y in range(5):
+        b = [reg[5 * y + x] for x in range(5)]
+        f = [lag[5 * y + x] for x in range(5)]
+
+        def bic(t, x):
+            # ~b[x+1] & b[x+2], lagging as b[x+2] does.
+            frame[t] = f[(x + 2) % 5]
+            out.append(f"bic {t}, {b[(x + 2) % 5]}, {operand(b[(x + 1) % 5], f[(x + 1) % 5], frame[t])}")
+
+        def xor(x, t):
+            out.append(f"eor {b[x]}, {b[x]}, {operand(t, frame[t], f[x])}")
+
+        bic(T0, 0)
+        bic(T1, 1)
+        bic(T2, 2)
+        xor(2, T2)
+        bic(T2, 3)
+        xor(3, T2)
+        bic(T2, 4)
+        xor(4, T2)
+        xor(0, T0)
+        xor(1, T1)
+    assert lag[0] == 0, "lane 0 never lags (ρ and π leave it in place)"
+    out.append(f"// ι (lane 0 never lags)")
+    out.append(f"ldr {T0}, {300 + rnd}f")
+    out.append(f"eor {reg[0]}, {reg[0]}, {T0}")
     return out
 
 
 def scalar_permutation():
-    a = SCALAR_LANES
-    out = ["sub sp, sp, #32", "stp x0, x1, [sp]", f"mov {T0}, x0"]
+    """The 24 rounds unrolled, then every lane rotated by what it still
+    lags and stored; the round constants follow as data, which the code
+    jumps over and reads PC-relative."""
+    lanes = LazyLanes()
+    a = lanes.reg
+    out = ["sub sp, sp, #32", "str x0, [sp]", f"mov {T0}, x0"]
     for i in range(0, 24, 2):
         out.append(f"ldp {a[i]}, {a[i + 1]}, [{T0}, #{8 * i}]")
     out.append(f"ldr {a[24]}, [{T0}, #192]")
-    out.append("2:")
-    out += scalar_round()
+    for rnd in range(24):
+        out += lazy_round(lanes, rnd)
+    out.append("// what each lane still lags")
+    for i in range(25):
+        if lanes.lag[i]:
+            out.append(f"ror {lanes.reg[i]}, {lanes.reg[i]}, #{lanes.lag[i]}")
     out.append(f"ldr {T0}, [sp]")
+    r = lanes.reg
     for i in range(0, 24, 2):
-        out.append(f"stp {a[i]}, {a[i + 1]}, [{T0}, #{8 * i}]")
-    out.append(f"str {a[24]}, [{T0}, #192]")
+        out.append(f"stp {r[i]}, {r[i + 1]}, [{T0}, #{8 * i}]")
+    out.append(f"str {r[24]}, [{T0}, #192]")
     out.append("add sp, sp, #32")
+    out.append("b 399f")
+    out.append(".p2align 3")
+    for rnd, rc in enumerate(round_constants()):
+        out.append(f"{300 + rnd}: .quad {rc:#018x}")
+    out.append("399:")
     return out
 
 
@@ -335,7 +399,10 @@ CLOBBERS = ", ".join(f'out("v{i}") _' for i in range(32))
 
 
 def main():
-    plain = load() + ["2:"] + plain_round() + ["subs {rounds}, {rounds}, #1", "b.ne 2b"]
+    plain = load() + ["ldr q31, [{rotl8}]", "2:"]
+    for _ in range(PLAIN_UNROLL):
+        plain += plain_round()
+    plain += ["subs {rounds}, {rounds}, #1", "b.ne 2b"]
     plain += store(list(range(25)), [25, 26, 27, 28])
 
     regs = Registers()
@@ -355,21 +422,26 @@ use core::arch::asm;
 
 use super::ROUND_CONSTANTS;
 
+/// TBL's indices for rotating both 64-bit lanes left by 8 bits (ρ's offset
+/// of lane 19).
+static ROTL8_INDICES: [u8; 16] = [7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14];
+
 /// Keccak-f[1600] on `a` and on `b` on plain Neon, every lane in a
 /// register (no spills).
 #[target_feature(enable = "neon")]
 pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {{
     // SAFETY: the assembly reads and writes the 200 bytes of `a` and of `b`
     // (valid, exclusive borrows, so distinct) and reads the 24 round
-    // constants; it clobbers only the vector registers it declares and the
-    // two counters it is given.
+    // constants and the 16 TBL indices; it clobbers only the vector
+    // registers it declares and the two counters it is given.
     unsafe {{
         asm!(
 {chr(10).join(rust_lines(plain, ind))}
             a = in(reg) a.as_mut_ptr(),
             b = in(reg) b.as_mut_ptr(),
             constants = inout(reg) ROUND_CONSTANTS.as_ptr() => _,
-            rounds = inout(reg) 24u64 => _,
+            rotl8 = in(reg) ROTL8_INDICES.as_ptr(),
+            rounds = inout(reg) {24 // PLAIN_UNROLL}u64 => _,
             {CLOBBERS},
             options(nostack),
         );
@@ -397,39 +469,29 @@ pub(super) fn permute_sha3(a: &mut [u64; 25], b: &mut [u64; 25]) {{
     }}
 }}
 '''
-    clobbers = ", ".join(f'out("{r}") _' for r in SCALAR_LANES[2:] + [T0, T1, T2])
+    clobbers = ", ".join(f'out("{r}") _' for r in SCALAR_LANES[1:] + [T0, T1, T2])
     scalar = f'''// @generated by scripts/gen-keccak-asm.py: edit that, not this.
 //! The one-way Keccak-f[1600] on scalar registers, for the `neon` backend
 //! on cores without the SHA-3 extension (those with it take the `keccak`
 //! crate's SHA-3 assembly): every lane in a general register for the whole
-//! permutation (see the generator for the register plan).
+//! permutation, ρ folded into the operands (see the generator for the
+//! register plan).
 
 use core::arch::asm;
 
-use super::keccak_x2::ROUND_CONSTANTS;
-
-/// The round constants, then a 0 that ends the rounds' loop.
-static CONSTANTS_THEN_ZERO: [u64; 25] = {{
-    let mut table = [0u64; 25];
-    let mut i = 0;
-    while i < 24 {{
-        table[i] = ROUND_CONSTANTS[i];
-        i += 1;
-    }}
-    table
-}};
-
 /// Keccak-f[1600] (FIPS 202, Algorithm 7 with 24 rounds) on `state`.
+// Not inlined: the 24 unrolled rounds are 10 KiB of code.
+#[inline(never)]
 pub(super) fn keccak_f1600(state: &mut [u64; 25]) {{
     // SAFETY: the assembly reads and writes the 200 bytes of `state` (a
-    // valid, exclusive borrow) and reads the 25 constants; it clobbers only
-    // the general registers it declares, and uses 32 bytes below the stack
-    // pointer, which it restores (no `nostack`).
+    // valid, exclusive borrow) and reads its own round constants, which it
+    // jumps over; it clobbers only the general registers it declares, and
+    // uses 32 bytes below the stack pointer, which it restores (no
+    // `nostack`).
     unsafe {{
         asm!(
 {chr(10).join(rust_lines(scalar_permutation(), ind))}
             inout("x0") state.as_mut_ptr() => _,
-            inout("x1") CONSTANTS_THEN_ZERO.as_ptr() => _,
             {clobbers},
         );
     }}
