@@ -202,6 +202,15 @@ const OUTER_ZETAS: [i16; 16] = {
     table
 };
 
+/// [`OUTER_ZETAS`] in two registers, for the outer pass's loop. Opaque
+/// to the optimizer, which would otherwise see constants and rebuild the
+/// twelve lanes as splats (MOV and DUP) in every iteration.
+#[inline]
+#[target_feature(enable = "neon")]
+fn outer_zetas() -> (int16x8_t, int16x8_t) {
+    core::hint::black_box((load_i16(&OUTER_ZETAS, 0), load_i16(&OUTER_ZETAS, 8)))
+}
+
 /// The zetas of the three outer layers (distances 128, 64, 32) as vector
 /// lanes: lane j is `ZETAS[j]` (j = 1..7), in both directions.
 const OUTER: [i16; 8] = {
@@ -357,7 +366,7 @@ fn trn_words(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
 #[target_feature(enable = "neon")]
 pub(super) fn ntt(p: &mut Poly) {
     let r = &mut p.coeffs;
-    let (z, zt) = (load_i16(&OUTER_ZETAS, 0), load_i16(&OUTER_ZETAS, 8));
+    let (z, zt) = outer_zetas();
     for column in (0..32).step_by(8) {
         let mut v: [int16x8_t; 8] = core::array::from_fn(|m| load_i16(r, column + 32 * m));
         for m in 0..4 {
@@ -454,7 +463,7 @@ pub(super) fn inv_ntt(p: &mut Poly) {
             store_i16(r, at + 8 * m, *x);
         }
     }
-    let (z, zt) = (load_i16(&OUTER_ZETAS, 0), load_i16(&OUTER_ZETAS, 8));
+    let (z, zt) = outer_zetas();
     let scale = vdupq_n_s16(INV_NTT_SCALE);
     let scale_qinv = vdupq_n_s16(INV_NTT_SCALE.wrapping_mul(Q_INV));
     for column in (0..32).step_by(8) {
