@@ -485,17 +485,17 @@ pub(super) fn inv_ntt(p: &mut Poly) {
     }
 }
 
-/// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ_j a[j·stride]
-/// ∘ b[j] · 2^-16, Montgomery-reduced into (-q, q), the even and the odd
-/// coefficients in separate vectors.
+/// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ_j a[j] ∘
+/// b[j] · 2^-16, Montgomery-reduced into (-q, q), the even and the odd
+/// coefficients in separate vectors. K is known, so the sum is unrolled.
 #[inline]
 #[target_feature(enable = "neon")]
-fn products(a: &[Poly], stride: usize, b: &[Poly], at: usize) -> (int16x8_t, int16x8_t) {
+fn products<const K: usize>(a: [&Poly; K], b: [&Poly; K], at: usize) -> (int16x8_t, int16x8_t) {
     let gamma = load_i16(&GAMMAS, at / 2);
     let zero = vdupq_n_s32(0);
     let (mut even_lo, mut even_hi, mut odd_lo, mut odd_hi) = (zero, zero, zero, zero);
-    for (j, pb) in b.iter().enumerate() {
-        let int16x8x2_t(a0, a1) = load_pairs(&a[j * stride].coeffs, at);
+    for (pa, pb) in a.iter().zip(b) {
+        let int16x8x2_t(a0, a1) = load_pairs(&pa.coeffs, at);
         let int16x8x2_t(b0, b1) = load_pairs(&pb.coeffs, at);
         let a1b1 = fqmul_vectors(a1, b1);
         // s0 += a0·b0 + fqmul(a1, b1)·γ
@@ -515,15 +515,32 @@ fn products(a: &[Poly], stride: usize, b: &[Poly], at: usize) -> (int16x8_t, int
     )
 }
 
+/// The polynomials `polys[0]`, `polys[stride]`, ..., K of them.
+fn strided<const K: usize>(polys: &[Poly], stride: usize) -> [&Poly; K] {
+    core::array::from_fn(|j| &polys[j * stride])
+}
+
 /// Algorithms 11 and 12 (as `ntt::multiply_accumulate`): acc = Σ a_i ∘ b_i
 /// · 2^-16, reduced into [-(q-1)/2, (q-1)/2]; eight coefficient pairs at a
-/// time.
-#[inline]
+/// time. Unrolled for ML-KEM's k (2, 3 or 4); other lengths, which ML-KEM
+/// never asks for, take the portable code (the same values).
 #[target_feature(enable = "neon")]
 pub(super) fn multiply_accumulate(acc: &mut Poly, a: &[Poly], b: &[Poly]) {
     debug_assert_eq!(a.len(), b.len());
+    match b.len() {
+        2 => accumulate(acc, strided::<2>(a, 1), strided(b, 1)),
+        3 => accumulate(acc, strided::<3>(a, 1), strided(b, 1)),
+        4 => accumulate(acc, strided::<4>(a, 1), strided(b, 1)),
+        _ => crate::ntt::multiply_accumulate(acc, a, b),
+    }
+}
+
+/// [`multiply_accumulate`] for K polynomials.
+#[inline]
+#[target_feature(enable = "neon")]
+fn accumulate<const K: usize>(acc: &mut Poly, a: [&Poly; K], b: [&Poly; K]) {
     for at in (0..N).step_by(16) {
-        let (even, odd) = products(a, 1, b, at);
+        let (even, odd) = products(a, b, at);
         store_pairs(
             &mut acc.coeffs,
             at,
@@ -568,9 +585,27 @@ pub(super) fn key_row(
     ek_row: &mut [u8],
     coeffs: core::ops::Range<usize>,
 ) {
+    let k = s_hat.len();
+    let row = (t, e, ek_row, coeffs);
+    match k {
+        2 => key_row_of(strided::<2>(&a_hat_t[i..], k), strided(s_hat, 1), row),
+        3 => key_row_of(strided::<3>(&a_hat_t[i..], k), strided(s_hat, 1), row),
+        4 => key_row_of(strided::<4>(&a_hat_t[i..], k), strided(s_hat, 1), row),
+        _ => unreachable!("ML-KEM's k is 2, 3 or 4"),
+    }
+}
+
+/// [`key_row`] for K polynomials: row `a` of Â, ŝ in `s_hat`.
+#[inline]
+#[target_feature(enable = "neon")]
+fn key_row_of<const K: usize>(
+    a: [&Poly; K],
+    s_hat: [&Poly; K],
+    (t, e, ek_row, coeffs): (&mut Poly, &Poly, &mut [u8], core::ops::Range<usize>),
+) {
     debug_assert_eq!(ek_row.len(), 384);
     for at in coeffs.step_by(16) {
-        let (even, odd) = products(&a_hat_t[i..], s_hat.len(), s_hat, at);
+        let (even, odd) = products(a, s_hat, at);
         let int16x8x2_t(e_even, e_odd) = load_pairs(&e.coeffs, at);
         let (even, odd) = (
             to_montgomery_plus(even, e_even),
