@@ -78,7 +78,7 @@ def v(r, arrangement="16b"):
 
 
 # Rounds per iteration of the plain Neon loop.
-PLAIN_UNROLL = 4
+PLAIN_UNROLL = 24
 
 
 def plain_round():

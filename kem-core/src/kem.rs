@@ -35,7 +35,13 @@ pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> Gene
     crate::ct_taint::declassify(&rho);
     let mut expanded = pke::new_polys(pke::expanded_key_len(P::K));
     let mut s_hat = pke::new_polys(P::K);
-    let mut ek = vec![0u8; P::EK_LEN].into_boxed_slice();
+    // Allocated, then zeroed: `vec![0; n]` calls calloc, which in glibc
+    // skips the thread cache and costs about twice malloc and a memset of
+    // this size. `black_box` keeps the compiler from folding the two back
+    // into calloc.
+    let mut ek = core::hint::black_box(Vec::with_capacity(P::EK_LEN));
+    ek.resize(P::EK_LEN, 0u8);
+    let mut ek = ek.into_boxed_slice();
     let buffers = crate::backend::KeyBuffers {
         expanded: &mut expanded,
         s_hat: &mut s_hat,

@@ -365,6 +365,30 @@ fn trn_words(lo: int16x8_t, hi: int16x8_t) -> (int16x8_t, int16x8_t) {
 #[inline]
 #[target_feature(enable = "neon")]
 pub(super) fn ntt(p: &mut Poly) {
+    transform::<false>(p);
+}
+
+/// [`ntt`], output canonical (in [0, q)): the reduction's sign fix-up
+/// folded into the last pass, for key generation's ŝ, which the key keeps
+/// canonical.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(super) fn ntt_canonical(p: &mut Poly) {
+    transform::<true>(p);
+}
+
+/// [`ntt`], then (CANONICAL) each output's representative in [0, q).
+#[inline]
+#[target_feature(enable = "neon")]
+fn transform<const CANONICAL: bool>(p: &mut Poly) {
+    let reduce = |v| {
+        let v = barrett(v);
+        if CANONICAL {
+            vreinterpretq_s16_u16(to_unsigned(v))
+        } else {
+            v
+        }
+    };
     let r = &mut p.coeffs;
     let (z, zt) = outer_zetas();
     for column in (0..32).step_by(8) {
@@ -408,8 +432,8 @@ pub(super) fn ntt(p: &mut Poly) {
                 vreinterpretq_s16_s32(vzip1q_s32(words(lo), words(hi))),
                 vreinterpretq_s16_s32(vzip2q_s32(words(lo), words(hi))),
             );
-            store_i16(r, at + 16 * half, barrett(v0));
-            store_i16(r, at + 16 * half + 8, barrett(v1));
+            store_i16(r, at + 16 * half, reduce(v0));
+            store_i16(r, at + 16 * half + 8, reduce(v1));
         }
     }
 }
@@ -488,6 +512,9 @@ pub(super) fn inv_ntt(p: &mut Poly) {
 /// Algorithms 11 and 12 on coefficient pairs `at..at + 16`: Σ_j a[j] ∘
 /// b[j] · 2^-16, Montgomery-reduced into (-q, q), the even and the odd
 /// coefficients in separate vectors. K is known, so the sum is unrolled.
+/// Inputs below q in absolute value (centred or canonical) keep each of
+/// the 2K terms of a sum below q², so K ≤ 4 sums stay below 8q² < q·2^15,
+/// Montgomery reduction's bound.
 #[inline]
 #[target_feature(enable = "neon")]
 fn products<const K: usize>(a: [&Poly; K], b: [&Poly; K], at: usize) -> (int16x8_t, int16x8_t) {

@@ -16,7 +16,7 @@
 //! wiped.
 
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
-use crate::backend::aarch64::ntt::{key_row, ntt};
+use crate::backend::aarch64::ntt::{key_row, ntt, ntt_canonical};
 use crate::backend::aarch64::sample::{
     absorb_into, cbd_from_block, rejection_sample_block, xor_into_state,
 };
@@ -147,23 +147,25 @@ impl KeyGen<'_> {
         self.block += 1;
     }
 
-    /// Noise stream `i`'s next squeezed block; once it has 64η bytes,
-    /// SamplePolyCBD_η and the NTT.
+    /// Noise stream `i`'s next squeezed block (of one for η = 2, two for
+    /// η = 3); once it has 64η bytes, SamplePolyCBD_η and the NTT (for ŝ,
+    /// canonical: the key keeps it so, and [`key_row`]'s sums stay in range
+    /// for inputs below q). True once the stream is done.
     #[target_feature(enable = "neon")]
-    fn squeezed(&mut self, i: usize, state: &[u64; 25]) {
+    fn squeezed(&mut self, i: usize, state: &[u64; 25]) -> bool {
         let p = noise_poly(i, self.k, self.s_hat, self.e);
         let block = self.squeezed[i];
         self.squeezed[i] += 1;
-        if cbd_from_block(self.eta, block, state, &mut self.carry[i], p) {
-            ntt(p);
+        let done = cbd_from_block(self.eta, block, state, &mut self.carry[i], p);
+        if done {
+            if i < self.k {
+                ntt_canonical(p);
+            } else {
+                ntt(p);
+            }
             self.noise_left -= 1;
         }
-    }
-
-    /// Whether noise stream `i` has a block left to squeeze (64η bytes:
-    /// one block for η = 2, two for η = 3).
-    fn noise_ready(&self, i: usize) -> bool {
-        self.squeezed[i] < self.eta - 1
+        done
     }
 
     /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as its entries
@@ -246,9 +248,10 @@ struct Pool<'a, 'b> {
     /// The sponges not yet done, bit s for sponge s (the order pushed is the
     /// order of preference). Every live sponge can take its next
     /// permutation at once, but for key generation's H(ek) (bit `gated`),
-    /// which waits for the rows of t̂.
+    /// which waits for the rows of t̂: `waiting` has its bit while it does.
     live: u32,
     gated: u32,
+    waiting: u32,
     hashes: &'a mut [Hash<'b>],
     out: &'a mut [Poly],
     filled: [usize; 16],
@@ -311,6 +314,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             len: 0,
             live: 0,
             gated: 0,
+            waiting: 0,
             hashes,
             out,
             filled: [0; 16],
@@ -358,31 +362,13 @@ impl<'a, 'b> Pool<'a, 'b> {
         }
     }
 
-    /// Drops sponge `s` from the live ones.
-    fn retire(&mut self, s: usize) {
-        self.live &= !(1 << s);
-        if let (Job::Entry(at), Some(g)) = (self.jobs[s], self.keygen.as_mut()) {
-            // Key generation's Â^T index j·k + i: an entry of row i.
-            g.entries_left[at % g.k] -= 1;
-        }
-    }
-
-    /// Whether sponge `s` is done for good.
-    fn done(&self, s: usize) -> bool {
-        match self.jobs[s] {
-            Job::Hash(h) => self.hashes[h].block == self.hashes[h].blocks,
-            Job::Entry(e) => self.filled[e] == N,
-            Job::Noise(i) => self.keygen.as_ref().is_none_or(|g| !g.noise_ready(i)),
-            Job::EkHash => self.keygen.as_ref().is_none_or(|g| g.block == g.blocks()),
-        }
-    }
-
-    /// The live sponges that can take their next permutation now.
-    fn ready(&self) -> u32 {
-        match &self.keygen {
-            Some(g) if !g.hash_ready() => self.live & !self.gated,
-            _ => self.live,
-        }
+    /// Sets `waiting` from key generation's H(ek): to be called whenever
+    /// H(ek) absorbs a block or a row of t̂ grows.
+    fn update_waiting(&mut self) {
+        self.waiting = match &self.keygen {
+            Some(g) if !g.hash_ready() => self.gated,
+            _ => 0,
+        };
     }
 
     /// Absorbs what sponge `s` takes before its permutation.
@@ -401,31 +387,46 @@ impl<'a, 'b> Pool<'a, 'b> {
         }
     }
 
-    /// Takes what sponge `s`'s permutation gave.
+    /// Takes what sponge `s`'s permutation gave; once the sponge is done
+    /// for good, drops it from the live ones and returns true.
     #[target_feature(enable = "neon")]
-    fn permuted(&mut self, s: usize) {
-        match self.jobs[s] {
-            Job::Hash(h) => self.hashes[h].permuted(&self.states[s]),
+    fn permuted(&mut self, s: usize) -> bool {
+        let done = match self.jobs[s] {
+            Job::Hash(h) => {
+                let hash = &mut self.hashes[h];
+                hash.permuted(&self.states[s]);
+                hash.block == hash.blocks
+            }
             Job::Entry(e) => {
-                self.filled[e] = rejection_sample_block(
+                let filled = rejection_sample_block(
                     &mut self.out[e].coeffs,
                     self.filled[e],
                     &self.states[s],
                 );
-            }
-            Job::Noise(i) => {
-                if let Some(g) = self.keygen.as_mut() {
-                    g.squeezed(i, &self.states[s]);
+                self.filled[e] = filled;
+                let done = filled == N;
+                if let (true, Some(g)) = (done, self.keygen.as_mut()) {
+                    // Key generation's Â^T index j·k + i: an entry of row i.
+                    g.entries_left[e % g.k] -= 1;
                 }
+                done
             }
-            Job::EkHash => {
-                if let Some(g) = self.keygen.as_mut() {
-                    if g.block == g.blocks() {
-                        read_lanes(&self.states[s], &mut g.h);
-                    }
+            Job::Noise(i) => self
+                .keygen
+                .as_mut()
+                .is_none_or(|g| g.squeezed(i, &self.states[s])),
+            Job::EkHash => self.keygen.as_mut().is_none_or(|g| {
+                let done = g.block == g.blocks();
+                if done {
+                    read_lanes(&self.states[s], &mut g.h);
                 }
-            }
+                done
+            }),
+        };
+        if done {
+            self.live &= !(1 << s);
         }
+        done
     }
 
     /// Runs every sponge to its end: each step permutes the first two
@@ -435,8 +436,9 @@ impl<'a, 'b> Pool<'a, 'b> {
     /// H(ek) ready for more.
     #[target_feature(enable = "neon")]
     fn run(&mut self) {
+        self.update_waiting();
         loop {
-            let ready = self.ready();
+            let ready = self.live & !self.waiting;
             if ready == 0 {
                 return;
             }
@@ -450,14 +452,22 @@ impl<'a, 'b> Pool<'a, 'b> {
                 self.prepare(s);
             }
             permute(&mut self.states, &picked[..found]);
+            let mut retired = false;
             for &s in &picked[..found] {
-                self.permuted(s);
-                if self.done(s) {
-                    self.retire(s);
-                }
+                retired |= self.permuted(s);
             }
             if let Some(g) = self.keygen.as_mut() {
-                g.finish_rows(self.out, &self.filled);
+                // A row of t̂ can grow only once a noise stream or one of
+                // its entries is done, but the last row (done in pieces)
+                // with every block of its entries.
+                let rows = retired || g.rows_done + 1 >= g.k;
+                if rows {
+                    g.finish_rows(self.out, &self.filled);
+                }
+                let picked_mask = ready & !(rest & rest.wrapping_sub(1));
+                if rows || picked_mask & self.gated != 0 {
+                    self.update_waiting();
+                }
             }
         }
     }
@@ -522,9 +532,6 @@ pub(crate) fn generate_key<P: ParameterSet>(
         })
     };
     zeroize_all(e.as_mut());
-    for s in out.s_hat.iter_mut() {
-        s.make_canonical();
-    }
     h
 }
 

@@ -169,7 +169,9 @@ pub(super) fn rejection_sample_block(
     let q = vdupq_n_u16(Q as u16);
     let (low_bits, high_bits) = (load_u16(&LANE_BITS, 0), load_u16(&LANE_BITS, 8));
     let mut at = 0;
-    while filled + 16 <= N && at + 24 <= SHAKE128_RATE {
+    // `filled <= N - 16` rather than `filled + 16 <= N`: no wrap, so the
+    // compiler drops the slice's own checks.
+    while filled <= N - 16 && at <= SHAKE128_RATE - 24 {
         let loaded = load_u8x2(bytes, at);
         let (first, second) = (spread_12_bits(loaded.0), spread_next_12_bits(loaded));
         let lane_bits = vaddq_u16(
@@ -185,7 +187,7 @@ pub(super) fn rejection_sample_block(
         filled += kept + usize::from(ACCEPTED[high]);
         at += 24;
     }
-    while filled + 8 <= N && at + 12 <= SHAKE128_RATE {
+    while filled <= N - 8 && at <= SHAKE128_RATE - 12 {
         let candidates = spread_12_bits(load_u8(bytes, at));
         let mask = usize::from(vaddvq_u16(vandq_u16(vcltq_u16(candidates, q), low_bits))) & 0xff;
         store_i16(coeffs, filled, compact(candidates, mask));
