@@ -9,7 +9,7 @@ Why assembly: from intrinsics, LLVM keeps the state in registers but spills
 and reloads about 27 vectors a round (189 instructions a round where the
 operations need 162). Register allocation by hand needs no spill:
 
-plain Neon (a loop of four rounds, lane i in v<i> between rounds)
+plain Neon (24 rounds unrolled, lane i in v<i> between rounds)
     θ    C[x] in v25..v29 (20 EOR); D[x] = C[x-1] ^ rotl(C[x+1], 1) in v30
          and XORed into column x at once (5 x (SHL, SRI, EOR) + 25 EOR)
     ρ π  walks π's one 24-cycle backwards: the first rotated lane goes to
@@ -19,8 +19,7 @@ plain Neon (a loop of four rounds, lane i in v<i> between rounds)
          rotation: one TBL with indices that stay in v31
     χ    per row, the five ~b[x+1] & b[x+2] into v26..v30 (BIC), then XORed
          into place (EOR)
-    ι    LD1R of the round constant, EOR; the loop's SUBS and B.NE every
-         fourth round
+    ι    LD1R of the round constant, EOR
 SHA-3 extension (24 rounds unrolled, registers renamed from round to round)
     θ    C with EOR3 (10), D with RAX1 (5), XOR and ρ fused in XAR (24)
     χ    BCAX (25): per row, out[3] and out[4] into free registers, the
@@ -75,10 +74,6 @@ def pi_cycle():
 
 def v(r, arrangement="16b"):
     return f"v{r}.{arrangement}"
-
-
-# Rounds per iteration of the plain Neon loop.
-PLAIN_UNROLL = 24
 
 
 def plain_round():
@@ -399,10 +394,10 @@ CLOBBERS = ", ".join(f'out("v{i}") _' for i in range(32))
 
 
 def main():
-    plain = load() + ["ldr q31, [{rotl8}]", "2:"]
-    for _ in range(PLAIN_UNROLL):
+    plain = load() + ["ldr q31, [{rotl8}]"]
+    for rnd in range(24):
+        plain.append(f"// round {rnd}")
         plain += plain_round()
-    plain += ["subs {rounds}, {rounds}, #1", "b.ne 2b"]
     plain += store(list(range(25)), [25, 26, 27, 28])
 
     regs = Registers()
@@ -433,7 +428,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {{
     // SAFETY: the assembly reads and writes the 200 bytes of `a` and of `b`
     // (valid, exclusive borrows, so distinct) and reads the 24 round
     // constants and the 16 TBL indices; it clobbers only the vector
-    // registers it declares and the two counters it is given.
+    // registers it declares and the constants' pointer it is given.
     unsafe {{
         asm!(
 {chr(10).join(rust_lines(plain, ind))}
@@ -441,7 +436,6 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {{
             b = in(reg) b.as_mut_ptr(),
             constants = inout(reg) ROUND_CONSTANTS.as_ptr() => _,
             rotl8 = in(reg) ROTL8_INDICES.as_ptr(),
-            rounds = inout(reg) {24 // PLAIN_UNROLL}u64 => _,
             {CLOBBERS},
             options(nostack),
         );

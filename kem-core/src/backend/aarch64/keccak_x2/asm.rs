@@ -18,7 +18,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
     // SAFETY: the assembly reads and writes the 200 bytes of `a` and of `b`
     // (valid, exclusive borrows, so distinct) and reads the 24 round
     // constants and the 16 TBL indices; it clobbers only the vector
-    // registers it declares and the two counters it is given.
+    // registers it declares and the constants' pointer it is given.
     unsafe {
         asm!(
             "ldp q26, q27, [{a}, #0]",
@@ -61,7 +61,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             "ldr d25, [{b}, #192]",
             "zip1 v24.2d, v24.2d, v25.2d",
             "ldr q31, [{rotl8}]",
-            "2:",
+            // round 0
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -226,6 +226,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 1
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -390,6 +391,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 2
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -554,6 +556,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 3
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -718,6 +721,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 4
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -882,6 +886,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 5
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1046,6 +1051,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 6
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1210,6 +1216,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 7
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1374,6 +1381,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 8
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1538,6 +1546,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 9
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1702,6 +1711,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 10
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -1866,6 +1876,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 11
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2030,6 +2041,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 12
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2194,6 +2206,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 13
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2358,6 +2371,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 14
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2522,6 +2536,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 15
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2686,6 +2701,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 16
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -2850,6 +2866,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 17
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3014,6 +3031,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 18
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3178,6 +3196,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 19
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3342,6 +3361,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 20
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3506,6 +3526,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 21
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3670,6 +3691,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 22
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3834,6 +3856,7 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
+            // round 23
             // θ: column parities C[x] in v25..v29
             "eor v25.16b, v0.16b, v5.16b",
             "eor v25.16b, v25.16b, v10.16b",
@@ -3998,8 +4021,6 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             // ι
             "ld1r {{v26.2d}}, [{constants}], #8",
             "eor v0.16b, v0.16b, v26.16b",
-            "subs {rounds}, {rounds}, #1",
-            "b.ne 2b",
             "zip1 v25.2d, v0.2d, v1.2d",
             "zip2 v26.2d, v0.2d, v1.2d",
             "zip1 v27.2d, v2.2d, v3.2d",
@@ -4043,7 +4064,6 @@ pub(super) fn permute_neon(a: &mut [u64; 25], b: &mut [u64; 25]) {
             b = in(reg) b.as_mut_ptr(),
             constants = inout(reg) ROUND_CONSTANTS.as_ptr() => _,
             rotl8 = in(reg) ROTL8_INDICES.as_ptr(),
-            rounds = inout(reg) 1u64 => _,
             out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _, out("v5") _, out("v6") _, out("v7") _, out("v8") _, out("v9") _, out("v10") _, out("v11") _, out("v12") _, out("v13") _, out("v14") _, out("v15") _, out("v16") _, out("v17") _, out("v18") _, out("v19") _, out("v20") _, out("v21") _, out("v22") _, out("v23") _, out("v24") _, out("v25") _, out("v26") _, out("v27") _, out("v28") _, out("v29") _, out("v30") _, out("v31") _,
             options(nostack),
         );
