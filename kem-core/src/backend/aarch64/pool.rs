@@ -2,8 +2,9 @@
 //! permutations (an absorption block by block, or a squeeze block by
 //! block), and every step permutes the first two chains that can take one,
 //! so the two-way permutation runs full while two chains are left and the
-//! one-way permutation only for a last one. Key generation runs the noise
-//! ŝ ‖ ê, Â row by row and H(ek), which absorbs t̂ as it is computed;
+//! one-way permutation only for a last one. Key generation samples the
+//! noise ŝ ‖ ê two streams at a time ([`noise_pairs`]), then runs Â row by
+//! row and H(ek), which absorbs t̂ as it is computed;
 //! parsing an encapsulation key runs H(ek) beside Â; decapsulation's
 //! hashes ([`decaps_hashes`]) run G, J(z ‖ c) and the re-encryption's
 //! noise two at a time.
@@ -18,7 +19,7 @@
 use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
 use crate::backend::aarch64::ntt::{key_row, ntt, ntt_canonical};
 use crate::backend::aarch64::sample::{
-    absorb_into, cbd_from_block, rejection_sample_block, xor_into_state,
+    absorb_into, absorb_seed, cbd_from_block, rejection_sample_block, xor_into_state,
 };
 use crate::backend::aarch64::Neon;
 use crate::backend::traits::{DecapsHashInput, Keccak, KeyBuffers};
@@ -35,9 +36,8 @@ use crate::wipe::wipe;
 const HASH_RATE: usize = SHA3_256_RATE;
 const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
 
-/// The most sponges in one pool: key generation's H(ek), 2k ≤ 8 noise
-/// streams and Â's k² ≤ 16 entries (parsing: H and the entries).
-const MAX_SPONGES: usize = 25;
+/// The most sponges in one pool: H(ek) and Â's k² ≤ 16 entries.
+const MAX_SPONGES: usize = 17;
 const _: () = assert!(MAX_SPONGES <= 32, "Pool::live is a u32");
 
 /// A hash absorbing `parts` (their concatenation) block by block, then
@@ -93,21 +93,14 @@ impl<'a> Hash<'a> {
     }
 }
 
-/// Key generation's part of a pool: the noise ŝ ‖ ê, t̂ row by row once
-/// its row of Â and the noise are in, and H(ek) absorbing ek as the rows
+/// Key generation's part of a pool: t̂ row by row once its row of Â is in
+/// (the noise is, before the pool runs), and H(ek) absorbing ek as the rows
 /// are encoded into it.
 struct KeyGen<'a> {
     k: usize,
-    eta: usize,
     rho: &'a [u8; 32],
-    /// ŝ (noise polynomials 0..k, PRF nonces 0..k) and ê (k..2k).
-    s_hat: &'a mut [Poly],
-    e: &'a mut [Poly],
-    /// Each noise stream's blocks squeezed so far, and (η = 3) the bytes
-    /// its first block leaves for the second.
-    squeezed: [usize; 8],
-    carry: [[u8; 4]; 8],
-    noise_left: usize,
+    s_hat: &'a [Poly],
+    e: &'a [Poly],
     t_hat: &'a mut [Poly],
     /// Per row of Â, its entries not yet fully sampled.
     entries_left: [u8; 4],
@@ -128,11 +121,11 @@ impl KeyGen<'_> {
         self.ek.len() / HASH_RATE + 1
     }
 
-    /// Whether H(ek) has a block to absorb now.
+    /// Whether H(ek)'s next block is written, so that it can be absorbed
+    /// now (once all are absorbed, H(ek) is no longer live and the answer
+    /// no longer read).
     fn hash_ready(&self) -> bool {
-        let (block, last) = (self.block, self.ek.len() / HASH_RATE);
-        (block < last && (block + 1) * HASH_RATE <= self.written)
-            || (block == last && self.written == self.ek.len())
+        self.written >= ((self.block + 1) * HASH_RATE).min(self.ek.len())
     }
 
     /// XORs H(ek)'s next block into `state` (see [`Self::hash_ready`]).
@@ -147,35 +140,14 @@ impl KeyGen<'_> {
         self.block += 1;
     }
 
-    /// Noise stream `i`'s next squeezed block (of one for η = 2, two for
-    /// η = 3); once it has 64η bytes, SamplePolyCBD_η and the NTT (for ŝ,
-    /// canonical: the key keeps it so, and [`key_row`]'s sums stay in range
-    /// for inputs below q). True once the stream is done.
-    #[target_feature(enable = "neon")]
-    fn squeezed(&mut self, i: usize, state: &[u64; 25]) -> bool {
-        let p = noise_poly(i, self.k, self.s_hat, self.e);
-        let block = self.squeezed[i];
-        self.squeezed[i] += 1;
-        let done = cbd_from_block(self.eta, block, state, &mut self.carry[i], p);
-        if done {
-            if i < self.k {
-                ntt_canonical(p);
-            } else {
-                ntt(p);
-            }
-            self.noise_left -= 1;
-        }
-        done
-    }
-
     /// t̂_i = Â[i] ∘ ŝ + ê_i, encoded into ek, row after row as its entries
-    /// of Â^T (`a_hat_t`) are sampled (`filled`), once the noise is in; the
+    /// of Â^T (`a_hat_t`) are sampled (`filled`); the
     /// last row 16 coefficients at a time, so that H(ek) can absorb its
     /// start while its entries are still being sampled.
     #[target_feature(enable = "neon")]
     fn finish_rows(&mut self, a_hat_t: &[Poly], filled: &[usize]) {
         let k = self.k;
-        while self.noise_left == 0 && self.rows_done < k {
+        while self.rows_done < k {
             let i = self.rows_done;
             // Rows before the last only whole: H(ek) has other sponges to
             // pair with until the last row, and fewer calls cost less.
@@ -234,8 +206,6 @@ enum Job {
     Hash(usize),
     /// SampleNTT (Algorithm 7) into `out[i]`, a block at a time.
     Entry(usize),
-    /// Key generation's noise stream i (PRF_η1(σ, i)).
-    Noise(usize),
     /// Key generation's H(ek).
     EkHash,
 }
@@ -324,9 +294,9 @@ impl<'a, 'b> Pool<'a, 'b> {
 
     /// A sponge for `job`, its state (all zero) absorbing `input` with
     /// the SHAKE padding of `RATE` if given.
-    fn push<const RATE: usize>(&mut self, input: Option<&[&[u8]]>, job: Job) {
-        if let Some(input) = input {
-            absorb_into::<RATE>(&mut self.states[self.len], input, SHAKE_DOMAIN);
+    fn push<const RATE: usize>(&mut self, input: Option<(&[u8; 32], &[u8])>, job: Job) {
+        if let Some((seed, suffix)) = input {
+            absorb_seed::<RATE>(&mut self.states[self.len], seed, suffix);
         }
         self.jobs[self.len] = job;
         self.live |= 1 << self.len;
@@ -334,20 +304,16 @@ impl<'a, 'b> Pool<'a, 'b> {
     }
 
     /// Pushes the sponges, in the order of preference: the hashes (the
-    /// long chains lead), then key generation's H(ek) and noise from
-    /// `sigma`, then Â's entries Â[i, j] = SampleNTT(ρ ‖ j ‖ i) (see
-    /// [`Layout`]).
-    fn push_all(&mut self, rho: &[u8; 32], k: usize, layout: Layout, sigma: Option<&[u8; 32]>) {
+    /// long chains lead), then key generation's H(ek), then Â's entries
+    /// Â[i, j] = SampleNTT(ρ ‖ j ‖ i) (see [`Layout`]).
+    fn push_all(&mut self, rho: &[u8; 32], k: usize, layout: Layout) {
         count(Primitive::Xof, self.out.len() as u64);
         for h in 0..self.hashes.len() {
             self.push::<0>(None, Job::Hash(h));
         }
-        if let Some(sigma) = sigma {
+        if self.keygen.is_some() {
             self.gated = 1 << self.len;
             self.push::<0>(None, Job::EkHash);
-            for i in 0..2 * k {
-                self.push::<SHAKE256_RATE>(Some(&[sigma, &[i as u8]]), Job::Noise(i));
-            }
         }
         for index in 0..self.out.len() {
             let (outer, inner) = (index / k, index % k);
@@ -358,7 +324,7 @@ impl<'a, 'b> Pool<'a, 'b> {
                 Layout::RowsIntoTransposed => (outer, inner, inner * k + outer),
             };
             let ji = [j as u8, i as u8];
-            self.push::<SHAKE128_RATE>(Some(&[rho, &ji]), Job::Entry(at));
+            self.push::<SHAKE128_RATE>(Some((rho, &ji)), Job::Entry(at));
         }
     }
 
@@ -383,7 +349,7 @@ impl<'a, 'b> Pool<'a, 'b> {
                     g.absorb(&mut self.states[s]);
                 }
             }
-            Job::Entry(_) | Job::Noise(_) => {}
+            Job::Entry(_) => {}
         }
     }
 
@@ -411,10 +377,6 @@ impl<'a, 'b> Pool<'a, 'b> {
                 }
                 done
             }
-            Job::Noise(i) => self
-                .keygen
-                .as_mut()
-                .is_none_or(|g| g.squeezed(i, &self.states[s])),
             Job::EkHash => self.keygen.as_mut().is_none_or(|g| {
                 let done = g.block == g.blocks();
                 if done {
@@ -457,9 +419,9 @@ impl<'a, 'b> Pool<'a, 'b> {
                 retired |= self.permuted(s);
             }
             if let Some(g) = self.keygen.as_mut() {
-                // A row of t̂ can grow only once a noise stream or one of
-                // its entries is done, but the last row (done in pieces)
-                // with every block of its entries.
+                // A row of t̂ can grow only once one of its entries is
+                // done, but the last row (done in pieces) with every block
+                // of its entries.
                 let rows = retired || g.rows_done + 1 >= g.k;
                 if rows {
                     g.finish_rows(self.out, &self.filled);
@@ -475,24 +437,22 @@ impl<'a, 'b> Pool<'a, 'b> {
 
 impl Drop for Pool<'_, '_> {
     fn drop(&mut self) {
-        // The noise streams hold σ's output; Â's sponges and H(ek)'s hold
-        // only public bytes.
+        // A hash's input may be secret; Â's sponges and key generation's
+        // H(ek) hold only public bytes.
         for s in 0..self.len {
-            if let Job::Hash(_) | Job::Noise(_) = self.jobs[s] {
+            if let Job::Hash(_) = self.jobs[s] {
                 wipe(&mut self.states[s], [0; 25]);
             }
-        }
-        if let Some(g) = self.keygen.as_mut() {
-            wipe(&mut g.carry, [[0; 4]; 8]);
         }
     }
 }
 
-/// `Schedule::generate_key`: K-PKE.KeyGen (Algorithm 13, lines 3-20) as
-/// one pool: the noise ŝ ‖ ê, Â row by row, and H(ek) absorbing each row
-/// of t̂ as soon as its row of Â is in, so that only H's last blocks (those
-/// of the last row and ρ) run without a partner. Fills `out` as
-/// `pke::generate` does and returns H(ek).
+/// `Schedule::generate_key`: K-PKE.KeyGen (Algorithm 13, lines 3-20): the
+/// noise ŝ ‖ ê two streams at a time ([`noise_pairs`]), then one pool of Â
+/// row by row and H(ek), which absorbs each row of t̂ as soon as its row of
+/// Â is in, so that only H's last blocks (those of the last row and ρ) run
+/// without a partner. Fills `out` as `pke::generate` does and returns
+/// H(ek).
 #[target_feature(enable = "neon")]
 pub(crate) fn generate_key<P: ParameterSet>(
     rho: &[u8; 32],
@@ -504,15 +464,12 @@ pub(crate) fn generate_key<P: ParameterSet>(
     count(Primitive::H, 1);
     let (a_hat_t, rest) = out.expanded.split_at_mut(k * k);
     let mut e = P::PolyVec::zeroed();
+    noise_pairs(P::ETA1, sigma, out.s_hat, e.as_mut());
     let keygen = KeyGen {
         k,
-        eta: P::ETA1,
         rho,
         s_hat: out.s_hat,
-        e: e.as_mut(),
-        squeezed: [0; 8],
-        carry: [[0; 4]; 8],
-        noise_left: 2 * k,
+        e: e.as_ref(),
         t_hat: &mut rest[..k],
         entries_left: [k as u8; 4],
         rows_done: 0,
@@ -524,7 +481,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
     };
     let h = {
         let mut pool = Pool::new(&mut [], a_hat_t, Some(keygen));
-        pool.push_all(rho, k, Layout::RowsIntoTransposed, Some(sigma));
+        pool.push_all(rho, k, Layout::RowsIntoTransposed);
         pool.run();
         pool.keygen.as_ref().map_or([0; 32], |g| {
             debug_assert!(g.rows_done == k && g.block == g.blocks());
@@ -535,12 +492,50 @@ pub(crate) fn generate_key<P: ParameterSet>(
     h
 }
 
+/// Key generation's noise (Algorithm 13, lines 8-15): ŝ_i = NTT(CBD_η(PRF(σ,
+/// i))) and ê_i from nonce k + i, canonical for ŝ (the key keeps it so, and
+/// [`key_row`]'s sums stay in range for inputs below q), the streams two
+/// at a time on the two-way permutation (nonces 2m and 2m + 1). Each
+/// stream squeezes 64η bytes: one block for η = 2, two for η = 3.
+#[target_feature(enable = "neon")]
+fn noise_pairs(eta: usize, sigma: &[u8; 32], s_hat: &mut [Poly], e: &mut [Poly]) {
+    let k = s_hat.len();
+    let mut states = [[0u64; 25]; 2];
+    let mut carry = [[0u8; 4]; 2];
+    for pair in 0..k {
+        let nonces = [2 * pair, 2 * pair + 1];
+        for (state, nonce) in states.iter_mut().zip(nonces) {
+            *state = [0; 25];
+            absorb_seed::<SHAKE256_RATE>(state, sigma, &[nonce as u8]);
+        }
+        for block in 0..eta - 1 {
+            let [a, b] = &mut states;
+            permute_two(a, b);
+            for ((state, carry), nonce) in states.iter().zip(&mut carry).zip(nonces) {
+                let p = noise_poly(nonce, k, s_hat, e);
+                if cbd_from_block(eta, block, state, carry, p) {
+                    if nonce < k {
+                        ntt_canonical(p);
+                    } else {
+                        ntt(p);
+                    }
+                }
+            }
+        }
+    }
+    // σ's output.
+    for state in &mut states {
+        wipe(state, [0; 25]);
+    }
+    wipe(&mut carry, [[0; 4]; 2]);
+}
+
 /// `Sampling::sample_matrix`: Â row-major, `out[i*k + j]` = SampleNTT(ρ ‖
 /// j ‖ i).
 #[target_feature(enable = "neon")]
 pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
     let mut pool = Pool::new(&mut [], out, None);
-    pool.push_all(rho, k, Layout::RowMajor, None);
+    pool.push_all(rho, k, Layout::RowMajor);
     pool.run();
 }
 
@@ -588,8 +583,9 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
     let eta = |i: usize| if i < k { P::ETA1 } else { P::ETA2 };
     let mut states = [[0u64; 25]; 9];
     let mut carry = [[0u8; 4]; 9];
+    let r: &[u8; 32] = out[32..].try_into().expect("G's second half");
     for (i, state) in states.iter_mut().enumerate().take(streams) {
-        absorb_into::<SHAKE256_RATE>(state, &[&out[32..], &[i as u8]], SHAKE_DOMAIN);
+        absorb_seed::<SHAKE256_RATE>(state, r, &[i as u8]);
     }
     wipe(&mut out, [0; 64]);
     let mut blocks = [(0, 0); 18];
@@ -675,7 +671,7 @@ pub(crate) fn hash_and_sample_matrix(
     let mut hashes = [Hash::new([ek, &[]], SHA3_DOMAIN)];
     {
         let mut pool = Pool::new(&mut hashes, out, None);
-        pool.push_all(rho, k, Layout::Transposed, None);
+        pool.push_all(rho, k, Layout::Transposed);
         pool.run();
     }
     (hashes[0].out, None)

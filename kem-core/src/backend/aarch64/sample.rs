@@ -33,11 +33,11 @@ use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
-/// The sponge state after absorbing `input` (shorter than `RATE`) with the
-/// SHAKE padding.
-fn absorbed<const RATE: usize>(input: &[&[u8]]) -> [u64; 25] {
+/// The sponge state after absorbing seed ‖ suffix with the SHAKE padding
+/// of `RATE` (see [`absorb_seed`]).
+fn absorbed<const RATE: usize>(seed: &[u8; 32], suffix: &[u8]) -> [u64; 25] {
     let mut state = [0u64; 25];
-    absorb_into::<RATE>(&mut state, input, SHAKE_DOMAIN);
+    absorb_seed::<RATE>(&mut state, seed, suffix);
     state
 }
 
@@ -72,6 +72,24 @@ pub(super) fn absorb_into<const RATE: usize>(state: &mut [u64; 25], input: &[&[u
         len += part.len();
     }
     xor_padding(state, len, domain, RATE);
+}
+
+/// Absorbs seed ‖ suffix (32 bytes, then fewer than 7) into the all-zero
+/// `state` with the SHAKE padding of `RATE`: the one block of SampleNTT's
+/// ρ ‖ j ‖ i and of the PRF's σ ‖ N, as [`absorb_into`] would, but
+/// written a lane at a time.
+#[inline]
+pub(super) fn absorb_seed<const RATE: usize>(state: &mut [u64; 25], seed: &[u8; 32], suffix: &[u8]) {
+    debug_assert!(suffix.len() < 7 && RATE / 8 > 5 && state.iter().all(|&lane| lane == 0));
+    for (lane, bytes) in state.iter_mut().zip(seed.chunks_exact(8)) {
+        *lane = u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
+    }
+    // Lane 4: the suffix, then the domain byte.
+    state[4] = suffix
+        .iter()
+        .rev()
+        .fold(u64::from(SHAKE_DOMAIN), |lane, &byte| lane << 8 | u64::from(byte));
+    state[RATE / 8 - 1] = 0x80 << 56;
 }
 
 /// Two permutations: the two-way one.
@@ -159,6 +177,10 @@ fn compact(candidates: uint16x8_t, mask: usize) -> int16x8_t {
 /// bytes) per step while sixteen more fit, then eight, loaded straight from
 /// the state (its 200 bytes leave room for the last 16-byte load), the rest
 /// on the portable code.
+// Not inlined: inside a pool's loop, with the permutation's assembly
+// clobbering every vector register, the compiler reloads the loop's
+// constants in every step; on its own the loop keeps them in registers.
+#[inline(never)]
 #[target_feature(enable = "neon")]
 pub(super) fn rejection_sample_block(
     coeffs: &mut [i16; N],
@@ -354,7 +376,7 @@ pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &m
     for pair in pairs.by_ref() {
         count(Primitive::Prf, 2);
         let [mut a, mut b] = [next_nonce, next_nonce.wrapping_add(1)]
-            .map(|n| absorbed::<SHAKE256_RATE>(&[seed, &[n]]));
+            .map(|n| absorbed::<SHAKE256_RATE>(seed, &[n]));
         for at in (0..len).step_by(SHAKE256_RATE) {
             let end = (at + SHAKE256_RATE).min(len);
             permute_pair(&mut a, &mut b);
