@@ -1,7 +1,7 @@
 //! The AArch64 backend ([`Neon`]): its kernels (`ntt`, `compress`,
-//! `sample`), the pools of sponges on the two-way Keccak (`pool`: key
-//! generation's noise, Â and H(ek); a key's H(ek) and Â; decapsulation's
-//! G, J(z ‖ c) and noise), the
+//! `sample`), the sponges run two at a time on the two-way Keccak (`pool`:
+//! key generation's noise, Â and H(ek); a key's H(ek) and Â;
+//! decapsulation's G, J(z ‖ c) and noise), the
 //! two-way Keccak (`keccak_x2`, with the SHA-3 extension where the CPU has
 //! it), the one-way Keccak for cores without it (`keccak_x1`) and the
 //! vector loads and stores (`mem`). `keccak_x2::asm` and `keccak_x1` are

@@ -11,8 +11,8 @@
 //!   `keccak` crate's SHA-3 assembly where the CPU has the extension, our
 //!   scalar assembly (`aarch64::keccak_x1`) elsewhere: one state would
 //!   fill only half of each 128-bit vector.
-//! - Key generation, key parsing and decapsulation's hashes run as pools
-//!   of sponges on the two-way permutation (`aarch64::pool`).
+//! - Key generation, key parsing and decapsulation's hashes run their
+//!   sponges two at a time on the two-way permutation (`aarch64::pool`).
 //!
 //! # Safety
 //!
@@ -78,10 +78,10 @@ impl Sampling for Neon {
     neon_method!(fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &mut [Poly]) = crate::backend::aarch64::sample::sample_noise);
 }
 
-/// Key generation runs as one pool (`pool`: the noise, Â and H(ek)
-/// absorbing t̂ row by row); parsing an encapsulation key runs H(ek) beside
-/// Â; decapsulation runs G, J(z ‖ c) and the re-encryption's noise as one
-/// pool.
+/// Key generation samples its noise two streams at a time, then Â row by
+/// row beside H(ek), which absorbs t̂ as it is computed (`pool`); parsing
+/// an encapsulation key runs H(ek) beside Â; decapsulation runs G, J(z ‖
+/// c) and the re-encryption's noise two at a time.
 impl Schedule for Neon {
     #[inline(always)]
     fn decaps_hashes<P: ParameterSet>(

@@ -1,13 +1,14 @@
-//! Pools of sponges on the two-way Keccak: each sponge is a chain of
-//! permutations (an absorption block by block, or a squeeze block by
-//! block), and every step permutes the first two chains that can take one,
-//! so the two-way permutation runs full while two chains are left and the
-//! one-way permutation only for a last one. Key generation samples the
-//! noise ŝ ‖ ê two streams at a time ([`noise_pairs`]), then runs Â row by
-//! row and H(ek), which absorbs t̂ as it is computed;
-//! parsing an encapsulation key runs H(ek) beside Â; decapsulation's
-//! hashes ([`decaps_hashes`]) run G, J(z ‖ c) and the re-encryption's
-//! noise two at a time.
+//! The sponges of ML-KEM's operations, two at a time on the two-way Keccak
+//! (each sponge a chain of permutations: an absorption block by block, or a
+//! squeeze block by block), so that the one-way permutation runs only
+//! where a chain has no partner left:
+//!
+//! - key generation samples the noise ŝ ‖ ê two streams at a time
+//!   ([`noise_pairs`]), then runs Â row by row beside H(ek), which absorbs
+//!   t̂ as it is computed (a [`Pool`]);
+//! - parsing an encapsulation key runs H(ek) beside Â (a [`Pool`]);
+//! - decapsulation's hashes ([`decaps_hashes`]) run G, J(z ‖ c) and the
+//!   re-encryption's noise two at a time.
 //!
 //! Each sponge sees the blocks, padding and squeeze of its one-way form
 //! (`hash::g`, `hash::h`, `hash::j`, `hash::prf`, `sample::sample_ntt`), so
@@ -35,10 +36,6 @@ use crate::wipe::wipe;
 /// The rate of H (SHA3-256) and J (SHAKE256), which is the same.
 const HASH_RATE: usize = SHA3_256_RATE;
 const _: () = assert!(SHA3_256_RATE == SHAKE256_RATE);
-
-/// The most sponges in one pool: H(ek) and Â's k² ≤ 16 entries.
-const MAX_SPONGES: usize = 17;
-const _: () = assert!(MAX_SPONGES <= 32, "Pool::live is a u32");
 
 /// A hash absorbing `parts` (their concatenation) block by block, then
 /// squeezing 32 bytes.
@@ -199,33 +196,37 @@ enum Layout {
     RowsIntoTransposed,
 }
 
-/// What a sponge of the pool computes.
-#[derive(Clone, Copy)]
-enum Job {
-    /// `hashes[i]`.
-    Hash(usize),
-    /// SampleNTT (Algorithm 7) into `out[i]`, a block at a time.
-    Entry(usize),
-    /// Key generation's H(ek).
-    EkHash,
-}
+/// Â's entries in flight at once: two, so that they pair with each other,
+/// or the earlier one with the chain.
+const SLOTS: usize = 2;
 
-/// The sponges of one pool and what each computes.
+/// A slot with no entry.
+const FREE: usize = usize::MAX;
+
+/// A pool: Â's entries, sampled in the order of its [`Layout`] two at a
+/// time, beside at most one long chain (a hash of bytes, or key
+/// generation's H(ek), which absorbs ek as its rows are encoded). Each step
+/// permutes the chain, if it can take a block now, with the earliest entry
+/// not yet done; else the two earliest entries; else what is left alone
+/// (the one-way permutation). Entries are always ready until done, so the
+/// two earliest are the two in flight; an entry starts when a slot frees.
+/// Its sponges hold only public bytes (ρ, Â, ek), so none is wiped.
 struct Pool<'a, 'b> {
-    states: [[u64; 25]; MAX_SPONGES],
-    jobs: [Job; MAX_SPONGES],
-    len: usize,
-    /// The sponges not yet done, bit s for sponge s (the order pushed is the
-    /// order of preference). Every live sponge can take its next
-    /// permutation at once, but for key generation's H(ek) (bit `gated`),
-    /// which waits for the rows of t̂: `waiting` has its bit while it does.
-    live: u32,
-    gated: u32,
-    waiting: u32,
-    hashes: &'a mut [Hash<'b>],
+    chain: [u64; 25],
+    hash: Option<&'a mut Hash<'b>>,
+    keygen: Option<KeyGen<'a>>,
+    /// The entries in flight: their states, their places in the order of
+    /// sampling (`FREE` if none) and in `out`.
+    slots: [[u64; 25]; SLOTS],
+    order: [usize; SLOTS],
+    at: [usize; SLOTS],
+    /// The next entry to start, in the order of sampling.
+    next: usize,
+    rho: &'a [u8; 32],
+    k: usize,
+    layout: Layout,
     out: &'a mut [Poly],
     filled: [usize; 16],
-    keygen: Option<KeyGen<'a>>,
 }
 
 /// The two-way permutation on `a` and `b`, counted for profiling.
@@ -261,187 +262,154 @@ fn noise_poly<'p>(i: usize, k: usize, first: &'p mut [Poly], rest: &'p mut [Poly
     }
 }
 
-/// A pool's permutations on the two-way Keccak when two sponges are ready
-/// and on the one-way Keccak for a lone one.
-#[target_feature(enable = "neon")]
-fn permute(states: &mut [[u64; 25]; MAX_SPONGES], picked: &[usize]) {
-    match *picked {
-        [s] => permute_one(&mut states[s]),
-        [a, b] => {
-            let (a, b) = two_states(states, a, b);
-            permute_two(a, b);
-        }
-        _ => {}
-    }
-}
-
 impl<'a, 'b> Pool<'a, 'b> {
+    /// A pool sampling Â (k² entries into `out`, see [`Layout`]) from
+    /// `rho`, beside `hash` or `keygen`'s H(ek) if given.
     #[inline(always)]
-    fn new(hashes: &'a mut [Hash<'b>], out: &'a mut [Poly], keygen: Option<KeyGen<'a>>) -> Self {
+    fn new(
+        rho: &'a [u8; 32],
+        k: usize,
+        layout: Layout,
+        out: &'a mut [Poly],
+        hash: Option<&'a mut Hash<'b>>,
+        keygen: Option<KeyGen<'a>>,
+    ) -> Self {
+        debug_assert!(out.len() == k * k && (hash.is_none() || keygen.is_none()));
+        count(Primitive::Xof, out.len() as u64);
         Pool {
-            states: [[0; 25]; MAX_SPONGES],
-            jobs: [Job::Entry(0); MAX_SPONGES],
-            len: 0,
-            live: 0,
-            gated: 0,
-            waiting: 0,
-            hashes,
+            chain: [0; 25],
+            hash,
+            keygen,
+            slots: [[0; 25]; SLOTS],
+            order: [FREE; SLOTS],
+            at: [0; SLOTS],
+            next: 0,
+            rho,
+            k,
+            layout,
             out,
             filled: [0; 16],
-            keygen,
         }
     }
 
-    /// A sponge for `job`, its state (all zero) absorbing `input` with
-    /// the SHAKE padding of `RATE` if given.
-    fn push<const RATE: usize>(&mut self, input: Option<(&[u8; 32], &[u8])>, job: Job) {
-        if let Some((seed, suffix)) = input {
-            absorb_seed::<RATE>(&mut self.states[self.len], seed, suffix);
-        }
-        self.jobs[self.len] = job;
-        self.live |= 1 << self.len;
-        self.len += 1;
-    }
-
-    /// Pushes the sponges, in the order of preference: the hashes (the
-    /// long chains lead), then key generation's H(ek), then Â's entries
-    /// Â[i, j] = SampleNTT(ρ ‖ j ‖ i) (see [`Layout`]).
-    fn push_all(&mut self, rho: &[u8; 32], k: usize, layout: Layout) {
-        count(Primitive::Xof, self.out.len() as u64);
-        for h in 0..self.hashes.len() {
-            self.push::<0>(None, Job::Hash(h));
-        }
-        if self.keygen.is_some() {
-            self.gated = 1 << self.len;
-            self.push::<0>(None, Job::EkHash);
-        }
-        for index in 0..self.out.len() {
-            let (outer, inner) = (index / k, index % k);
+    /// Starts the next entries in free slots while any are left: Â[i, j] =
+    /// SampleNTT(ρ ‖ j ‖ i), the n-th in the order of the layout.
+    fn start_entries(&mut self) {
+        for slot in 0..SLOTS {
+            let n = self.next;
+            if self.order[slot] != FREE || n == self.out.len() {
+                continue;
+            }
+            let k = self.k;
+            let (outer, inner) = (n / k, n % k);
             // (i, j, where Â[i, j] goes)
-            let (i, j, at) = match layout {
-                Layout::RowMajor => (outer, inner, index),
-                Layout::Transposed => (inner, outer, index),
+            let (i, j, at) = match self.layout {
+                Layout::RowMajor => (outer, inner, n),
+                Layout::Transposed => (inner, outer, n),
                 Layout::RowsIntoTransposed => (outer, inner, inner * k + outer),
             };
-            let ji = [j as u8, i as u8];
-            self.push::<SHAKE128_RATE>(Some((rho, &ji)), Job::Entry(at));
+            let state = &mut self.slots[slot];
+            *state = [0; 25];
+            absorb_seed::<SHAKE128_RATE>(state, self.rho, &[j as u8, i as u8]);
+            (self.order[slot], self.at[slot]) = (n, at);
+            self.next += 1;
         }
     }
 
-    /// Sets `waiting` from key generation's H(ek): to be called whenever
-    /// H(ek) absorbs a block or a row of t̂ grows.
-    fn update_waiting(&mut self) {
-        self.waiting = match &self.keygen {
-            Some(g) if !g.hash_ready() => self.gated,
-            _ => 0,
-        };
-    }
-
-    /// Absorbs what sponge `s` takes before its permutation.
-    #[target_feature(enable = "neon")]
-    fn prepare(&mut self, s: usize) {
-        match self.jobs[s] {
-            Job::Hash(h) => {
-                self.hashes[h].next(&mut self.states[s]);
-            }
-            Job::EkHash => {
-                if let Some(g) = self.keygen.as_mut() {
-                    g.absorb(&mut self.states[s]);
-                }
-            }
-            Job::Entry(_) => {}
+    /// The slots in flight, the earlier entry first.
+    fn in_flight(&self) -> (Option<usize>, Option<usize>) {
+        match self.order {
+            [FREE, FREE] => (None, None),
+            [_, FREE] => (Some(0), None),
+            [FREE, _] => (Some(1), None),
+            [a, b] if a < b => (Some(0), Some(1)),
+            _ => (Some(1), Some(0)),
         }
     }
 
-    /// Takes what sponge `s`'s permutation gave; once the sponge is done
-    /// for good, drops it from the live ones and returns true.
+    /// Whether the chain can take a block now, and if so absorbs it into
+    /// `chain`.
     #[target_feature(enable = "neon")]
-    fn permuted(&mut self, s: usize) -> bool {
-        let done = match self.jobs[s] {
-            Job::Hash(h) => {
-                let hash = &mut self.hashes[h];
-                hash.permuted(&self.states[s]);
-                hash.block == hash.blocks
+    fn prepare_chain(&mut self) -> bool {
+        if let Some(hash) = self.hash.as_mut() {
+            return hash.next(&mut self.chain);
+        }
+        match self.keygen.as_mut() {
+            Some(g) if g.block < g.blocks() && g.hash_ready() => {
+                g.absorb(&mut self.chain);
+                true
             }
-            Job::Entry(e) => {
-                let filled = rejection_sample_block(
-                    &mut self.out[e].coeffs,
-                    self.filled[e],
-                    &self.states[s],
-                );
-                self.filled[e] = filled;
-                let done = filled == N;
-                if let (true, Some(g)) = (done, self.keygen.as_mut()) {
-                    // Key generation's Â^T index j·k + i: an entry of row i.
-                    g.entries_left[e % g.k] -= 1;
-                }
-                done
+            _ => false,
+        }
+    }
+
+    /// Takes what the chain's permutation gave.
+    fn chain_permuted(&mut self) {
+        if let Some(hash) = self.hash.as_mut() {
+            hash.permuted(&self.chain);
+        } else if let Some(g) = self.keygen.as_mut() {
+            if g.block == g.blocks() {
+                read_lanes(&self.chain, &mut g.h);
             }
-            Job::EkHash => self.keygen.as_mut().is_none_or(|g| {
-                let done = g.block == g.blocks();
-                if done {
-                    read_lanes(&self.states[s], &mut g.h);
-                }
-                done
-            }),
-        };
+        }
+    }
+
+    /// Samples the block slot `slot`'s permutation gave; true once its
+    /// entry is full, which frees the slot.
+    #[target_feature(enable = "neon")]
+    fn sampled(&mut self, slot: usize) -> bool {
+        let at = self.at[slot];
+        let filled =
+            rejection_sample_block(&mut self.out[at].coeffs, self.filled[at], &self.slots[slot]);
+        self.filled[at] = filled;
+        let done = filled == N;
         if done {
-            self.live &= !(1 << s);
+            self.order[slot] = FREE;
+            if let Some(g) = self.keygen.as_mut() {
+                // Key generation's Â^T index j·k + i: an entry of row i.
+                g.entries_left[at % g.k] -= 1;
+            }
         }
         done
     }
 
-    /// Runs every sponge to its end: each step permutes the first two
-    /// that can take a permutation (in the order pushed), on the two-way
-    /// permutation, or a last one on the one-way permutation. Key
-    /// generation's rows are finished as soon as they can be, which makes
-    /// H(ek) ready for more.
+    /// Runs the pool to its end (see [`Pool`]). Key generation's rows are
+    /// finished as soon as they can be, which makes H(ek) ready for more.
     #[target_feature(enable = "neon")]
     fn run(&mut self) {
-        self.update_waiting();
         loop {
-            let ready = self.live & !self.waiting;
-            if ready == 0 {
-                return;
-            }
-            let rest = ready & (ready - 1);
-            let picked = [
-                ready.trailing_zeros() as usize,
-                rest.trailing_zeros() as usize,
-            ];
-            let found = if rest == 0 { 1 } else { 2 };
-            for &s in &picked[..found] {
-                self.prepare(s);
-            }
-            permute(&mut self.states, &picked[..found]);
-            let mut retired = false;
-            for &s in &picked[..found] {
-                retired |= self.permuted(s);
-            }
+            self.start_entries();
+            let chain = self.prepare_chain();
+            let retired = match (chain, self.in_flight()) {
+                (true, (Some(a), _)) => {
+                    permute_two(&mut self.chain, &mut self.slots[a]);
+                    self.chain_permuted();
+                    self.sampled(a)
+                }
+                (true, (None, _)) => {
+                    permute_one(&mut self.chain);
+                    self.chain_permuted();
+                    false
+                }
+                (false, (Some(a), Some(b))) => {
+                    let [x, y] = &mut self.slots;
+                    permute_two(x, y);
+                    // Both sampled, whichever is done.
+                    self.sampled(a) | self.sampled(b)
+                }
+                (false, (Some(a), None)) => {
+                    permute_one(&mut self.slots[a]);
+                    self.sampled(a)
+                }
+                (false, (None, _)) => return,
+            };
             if let Some(g) = self.keygen.as_mut() {
                 // A row of t̂ can grow only once one of its entries is
                 // done, but the last row (done in pieces) with every block
                 // of its entries.
-                let rows = retired || g.rows_done + 1 >= g.k;
-                if rows {
+                if retired || g.rows_done + 1 >= g.k {
                     g.finish_rows(self.out, &self.filled);
                 }
-                let picked_mask = ready & !(rest & rest.wrapping_sub(1));
-                if rows || picked_mask & self.gated != 0 {
-                    self.update_waiting();
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Pool<'_, '_> {
-    fn drop(&mut self) {
-        // A hash's input may be secret; Â's sponges and key generation's
-        // H(ek) hold only public bytes.
-        for s in 0..self.len {
-            if let Job::Hash(_) = self.jobs[s] {
-                wipe(&mut self.states[s], [0; 25]);
             }
         }
     }
@@ -480,8 +448,14 @@ pub(crate) fn generate_key<P: ParameterSet>(
         h: [0; 32],
     };
     let h = {
-        let mut pool = Pool::new(&mut [], a_hat_t, Some(keygen));
-        pool.push_all(rho, k, Layout::RowsIntoTransposed);
+        let mut pool = Pool::new(
+            rho,
+            k,
+            Layout::RowsIntoTransposed,
+            a_hat_t,
+            None,
+            Some(keygen),
+        );
         pool.run();
         pool.keygen.as_ref().map_or([0; 32], |g| {
             debug_assert!(g.rows_done == k && g.block == g.blocks());
@@ -534,9 +508,7 @@ fn noise_pairs(eta: usize, sigma: &[u8; 32], s_hat: &mut [Poly], e: &mut [Poly])
 /// j ‖ i).
 #[target_feature(enable = "neon")]
 pub(crate) fn sample_matrix(rho: &[u8; 32], k: usize, out: &mut [Poly]) {
-    let mut pool = Pool::new(&mut [], out, None);
-    pool.push_all(rho, k, Layout::RowMajor);
-    pool.run();
+    Pool::new(rho, k, Layout::RowMajor, out, None, None).run();
 }
 
 /// `Schedule::decaps_hashes`: (K', r') = G(m' ‖ h), K̄ = J(z ‖ c) unless
@@ -668,11 +640,7 @@ pub(crate) fn hash_and_sample_matrix(
     _rejection: Option<(&[u8; 32], &[u8])>,
 ) -> ([u8; 32], Option<[u8; 32]>) {
     count(Primitive::H, 1);
-    let mut hashes = [Hash::new([ek, &[]], SHA3_DOMAIN)];
-    {
-        let mut pool = Pool::new(&mut hashes, out, None);
-        pool.push_all(rho, k, Layout::Transposed);
-        pool.run();
-    }
-    (hashes[0].out, None)
+    let mut hash = Hash::new([ek, &[]], SHA3_DOMAIN);
+    Pool::new(rho, k, Layout::Transposed, out, Some(&mut hash), None).run();
+    (hash.out, None)
 }

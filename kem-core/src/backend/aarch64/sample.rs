@@ -79,7 +79,11 @@ pub(super) fn absorb_into<const RATE: usize>(state: &mut [u64; 25], input: &[&[u
 /// ρ ‖ j ‖ i and of the PRF's σ ‖ N, as [`absorb_into`] would, but
 /// written a lane at a time.
 #[inline]
-pub(super) fn absorb_seed<const RATE: usize>(state: &mut [u64; 25], seed: &[u8; 32], suffix: &[u8]) {
+pub(super) fn absorb_seed<const RATE: usize>(
+    state: &mut [u64; 25],
+    seed: &[u8; 32],
+    suffix: &[u8],
+) {
     debug_assert!(suffix.len() < 7 && RATE / 8 > 5 && state.iter().all(|&lane| lane == 0));
     for (lane, bytes) in state.iter_mut().zip(seed.chunks_exact(8)) {
         *lane = u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
@@ -88,7 +92,9 @@ pub(super) fn absorb_seed<const RATE: usize>(state: &mut [u64; 25], seed: &[u8; 
     state[4] = suffix
         .iter()
         .rev()
-        .fold(u64::from(SHAKE_DOMAIN), |lane, &byte| lane << 8 | u64::from(byte));
+        .fold(u64::from(SHAKE_DOMAIN), |lane, &byte| {
+            lane << 8 | u64::from(byte)
+        });
     state[RATE / 8 - 1] = 0x80 << 56;
 }
 
@@ -375,8 +381,8 @@ pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &m
     let mut next_nonce = nonce;
     for pair in pairs.by_ref() {
         count(Primitive::Prf, 2);
-        let [mut a, mut b] = [next_nonce, next_nonce.wrapping_add(1)]
-            .map(|n| absorbed::<SHAKE256_RATE>(seed, &[n]));
+        let [mut a, mut b] =
+            [next_nonce, next_nonce.wrapping_add(1)].map(|n| absorbed::<SHAKE256_RATE>(seed, &[n]));
         for at in (0..len).step_by(SHAKE256_RATE) {
             let end = (at + SHAKE256_RATE).min(len);
             permute_pair(&mut a, &mut b);
