@@ -31,7 +31,7 @@ scalar, one-way (24 rounds unrolled, lanes renamed from round to round)
     sp): 25 lanes and three temporaries; the state pointer and two of θ's
     column parities wait on the stack.
     lazy ρ  no lane is rotated by ρ: each register holds its lane rotated
-         right by a lag the generator tracks, and every operand that reads
+         left by a lag the generator tracks, and every operand that reads
          it takes the difference as the shifted operand of EOR or BIC (free
          on AArch64). Lane 0 never lags; the others lag 24 after the last
          round, rotated back once (24 ROR) before the store
@@ -208,8 +208,9 @@ def round_constants():
 
 class LazyLanes:
     """Where each lane is and how far it lags: position i's value is its
-    register `reg[i]` rotated right by `lag[i]` (so ρ adds to a lag instead
-    of rotating, and π renames registers instead of moving them)."""
+    register `reg[i]` rotated right by `lag[i]` (so ρ lowers a lag by its
+    offset instead of rotating, and π renames registers instead of moving
+    them)."""
 
     def __init__(self):
         self.reg = list(SCALAR_LANES)

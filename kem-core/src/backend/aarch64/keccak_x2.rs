@@ -4,15 +4,15 @@
 //! The rounds (`asm`, generated) have two bodies: with the Armv8.2 SHA-3
 //! extension (`EOR3` for θ's column parities, `RAX1` for θ's D, `XAR` for
 //! θ's XOR with ρ's rotation, `BCAX` for χ), chosen at run time where the
-//! CPU has it, and on plain Neon (rotations as `SHL` + `SRI`, χ as `BIC` +
-//! `EOR`) otherwise. No data-dependent branch or index: constant time.
+//! CPU has it, and on plain Neon (rotations as `SHL` + `SRI`, or one `TBL`
+//! for the rotation by 8; χ as `BIC` + `EOR`) otherwise. No data-dependent branch or index: constant time.
 
 mod asm;
 
 use asm::{permute_neon, permute_sha3};
 
 /// The 24 round constants of ι, from FIPS 202's LFSR (Algorithm 5).
-pub(super) static ROUND_CONSTANTS: [u64; 24] = {
+static ROUND_CONSTANTS: [u64; 24] = {
     let mut constants = [0u64; 24];
     let mut lfsr: u8 = 1;
     let mut round = 0;

@@ -705,12 +705,29 @@ mod tests {
                 assert_eq!((n - p).rem_euclid(Q), 0, "inv_ntt, seed {seed}: {n} vs {p}");
             }
 
-            let a: Vec<Poly> = (0..4).map(|i| pseudo_random_poly(seed * 8 + i)).collect();
-            let b: Vec<Poly> = (4..8).map(|i| pseudo_random_poly(seed * 8 + i)).collect();
-            let (mut neon, mut portable) = (Poly::ZERO, Poly::ZERO);
-            Neon::multiply_accumulate(&mut neon, &a, &b);
-            Portable::multiply_accumulate(&mut portable, &a, &b);
-            assert_eq!(neon, portable, "multiply_accumulate, seed {seed}");
+            // The canonical NTT: the portable NTT made canonical.
+            let mut canonical = input;
+            // SAFETY: Neon is part of the AArch64 baseline this module needs.
+            unsafe { ntt_canonical(&mut canonical) };
+            let mut expected = input;
+            Portable::ntt(&mut expected);
+            expected.make_canonical();
+            assert_eq!(canonical, expected, "ntt_canonical, seed {seed}");
+
+            // Every k (unrolled) and a length ML-KEM never uses (portable).
+            for len in 1..=4 {
+                let a: Vec<Poly> = (0..len).map(|i| pseudo_random_poly(seed * 8 + i)).collect();
+                let b: Vec<Poly> = (4..4 + len)
+                    .map(|i| pseudo_random_poly(seed * 8 + i))
+                    .collect();
+                let (mut neon, mut portable) = (Poly::ZERO, Poly::ZERO);
+                Neon::multiply_accumulate(&mut neon, &a, &b);
+                Portable::multiply_accumulate(&mut portable, &a, &b);
+                assert_eq!(
+                    neon, portable,
+                    "multiply_accumulate, {len} polynomials, seed {seed}"
+                );
+            }
         }
     }
 }

@@ -275,6 +275,8 @@ impl<'a, 'b> Pool<'a, 'b> {
         keygen: Option<KeyGen<'a>>,
     ) -> Self {
         debug_assert!(out.len() == k * k && (hash.is_none() || keygen.is_none()));
+        // Key generation counts each row's entries by their place in Â^T.
+        debug_assert!(keygen.is_none() || matches!(layout, Layout::RowsIntoTransposed));
         count(Primitive::Xof, out.len() as u64);
         Pool {
             chain: [0; 25],
