@@ -5,7 +5,8 @@
 //! extension (`EOR3` for θ's column parities, `RAX1` for θ's D, `XAR` for
 //! θ's XOR with ρ's rotation, `BCAX` for χ), chosen at run time where the
 //! CPU has it, and on plain Neon (rotations as `SHL` + `SRI`, or one `TBL`
-//! for the rotation by 8; χ as `BIC` + `EOR`) otherwise. No data-dependent branch or index: constant time.
+//! for the rotation by 8; χ as `BIC` + `EOR`) otherwise. No data-dependent
+//! branch or index: constant time.
 
 mod asm;
 

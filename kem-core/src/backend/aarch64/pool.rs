@@ -17,10 +17,9 @@
 //! states and buffers that hold secrets (noise, G's m', J's z) are
 //! wiped.
 
-use crate::backend::aarch64::keccak_x2::keccak_f1600_x2;
 use crate::backend::aarch64::ntt::{key_row, ntt, ntt_canonical};
 use crate::backend::aarch64::sample::{
-    absorb_into, absorb_seed, cbd_from_block, rejection_sample_block, xor_into_state,
+    absorb_into, absorb_seed, cbd_from_block, permute_pair, rejection_sample_block, xor_into_state,
 };
 use crate::backend::aarch64::Neon;
 use crate::backend::traits::{DecapsHashInput, Keccak, KeyBuffers};
@@ -229,14 +228,6 @@ struct Pool<'a, 'b> {
     filled: [usize; 16],
 }
 
-/// The two-way permutation on `a` and `b`, counted for profiling.
-#[target_feature(enable = "neon")]
-fn permute_two(a: &mut [u64; 25], b: &mut [u64; 25]) {
-    let start = permutation_start();
-    keccak_f1600_x2(a, b);
-    permutation_end(start, 2);
-}
-
 /// The one-way permutation on `state`, counted for profiling.
 #[target_feature(enable = "neon")]
 fn permute_one(state: &mut [u64; 25]) {
@@ -384,7 +375,7 @@ impl<'a, 'b> Pool<'a, 'b> {
             let chain = self.prepare_chain();
             let retired = match (chain, self.in_flight()) {
                 (true, (Some(a), _)) => {
-                    permute_two(&mut self.chain, &mut self.slots[a]);
+                    permute_pair(&mut self.chain, &mut self.slots[a]);
                     self.chain_permuted();
                     self.sampled(a)
                 }
@@ -395,7 +386,7 @@ impl<'a, 'b> Pool<'a, 'b> {
                 }
                 (false, (Some(a), Some(b))) => {
                     let [x, y] = &mut self.slots;
-                    permute_two(x, y);
+                    permute_pair(x, y);
                     // Both sampled, whichever is done.
                     self.sampled(a) | self.sampled(b)
                 }
@@ -486,7 +477,7 @@ fn noise_pairs(eta: usize, sigma: &[u8; 32], s_hat: &mut [Poly], e: &mut [Poly])
         }
         for block in 0..eta - 1 {
             let [a, b] = &mut states;
-            permute_two(a, b);
+            permute_pair(a, b);
             for ((state, carry), nonce) in states.iter().zip(&mut carry).zip(nonces) {
                 let p = noise_poly(nonce, k, s_hat, e);
                 if cbd_from_block(eta, block, state, carry, p) {
@@ -538,7 +529,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
     let mut g = [0u64; 25];
     absorb_into::<SHA3_512_RATE>(&mut g, &[input.m, input.h], SHA3_DOMAIN);
     if j.next(&mut j_state) {
-        permute_two(&mut g, &mut j_state);
+        permute_pair(&mut g, &mut j_state);
         j.permuted(&j_state);
     } else {
         permute_one(&mut g);
@@ -582,7 +573,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
         match (j_live, next < len) {
             (true, true) => {
                 let (i, _) = blocks[next];
-                permute_two(&mut j_state, &mut states[i]);
+                permute_pair(&mut j_state, &mut states[i]);
                 j.permuted(&j_state);
                 squeezed(&mut states, blocks[next]);
                 next += 1;
@@ -598,7 +589,7 @@ pub(crate) fn decaps_hashes<P: ParameterSet>(
                     // stream's two blocks at once.
                     Some(&(i2, _)) if i2 != i => {
                         let (a, b) = two_states(&mut states, i, i2);
-                        permute_two(a, b);
+                        permute_pair(a, b);
                         squeezed(&mut states, blocks[next]);
                         squeezed(&mut states, blocks[next + 1]);
                         next += 2;

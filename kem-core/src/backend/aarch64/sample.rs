@@ -98,9 +98,10 @@ pub(super) fn absorb_seed<const RATE: usize>(
     state[RATE / 8 - 1] = 0x80 << 56;
 }
 
-/// Two permutations: the two-way one.
+/// The two-way permutation on `a` and `b`, counted for profiling (every
+/// two-way permutation of the backend goes through here).
 #[target_feature(enable = "neon")]
-fn permute_pair(a: &mut [u64; 25], b: &mut [u64; 25]) {
+pub(super) fn permute_pair(a: &mut [u64; 25], b: &mut [u64; 25]) {
     let start = permutation_start();
     keccak_f1600_x2(a, b);
     permutation_end(start, 2);
