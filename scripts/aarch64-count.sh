@@ -63,7 +63,7 @@ done
 
 # shellcheck source=scripts/aarch64-env.sh
 source scripts/aarch64-env.sh
-aarch64_toolchain aarch64-count.sh install
+aarch64_toolchain aarch64-count.sh "$(packages_policy)"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target/aarch64}
 echo "== op-loop for $aarch64_target: build" >&2
 "$aarch64_cargo" build --release -q --target "$aarch64_target" -p test-tools --bin op-loop

@@ -4,13 +4,9 @@
 #
 # The toolchain is Debian's second Rust compiler, which ships the AArch64
 # standard library (rustup cannot fetch targets here), GCC's AArch64 linker
-# and the arm64 libssl-dev (openssl-sys finds it through pkg-config):
-#
-#   dpkg --add-architecture arm64 && apt-get update
-#   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64 \
-#       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libssl-dev:arm64
-#
-# libssl-dev:arm64 must match the amd64 libssl-dev's version, so apt may
+# and the arm64 libssl-dev (openssl-sys finds it through pkg-config), with
+# qemu-user to run what it builds: the `aarch64` group of scripts/packages.sh
+# (arm64 added as a foreign architecture). libssl-dev:arm64 must match the amd64 libssl-dev's version, so apt may
 # upgrade that one to the same Debian release.
 
 aarch64_target=aarch64-unknown-linux-gnu
@@ -20,8 +16,9 @@ aarch64_sysroot=/usr/aarch64-linux-gnu
 # Debian's rustc-web/cargo-web install as /usr/bin/rustc and /usr/bin/cargo;
 # a rustup toolchain earlier on PATH has no AArch64 standard library.
 aarch64_cargo=/usr/bin/cargo
-aarch64_packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
-    libc6-dev-arm64-cross qemu-user libssl-dev:arm64)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
+mapfile -t aarch64_packages < <(packages_in aarch64)
 
 # aarch64_toolchain WHO install|require [PACKAGE...]: makes sure the packages
 # above (and any PACKAGE) are installed, installing the missing ones as root
@@ -31,24 +28,8 @@ aarch64_packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linu
 aarch64_toolchain() {
     local who=$1 policy=$2
     shift 2
-    local packages=("${aarch64_packages[@]}" "$@") missing=() pkg tool
-    for pkg in "${packages[@]}"; do
-        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        if [ "$policy" != install ]; then
-            echo "$who: missing packages ${missing[*]} (see scripts/aarch64-env.sh)" >&2
-            return 1
-        fi
-        echo "$who: installing ${missing[*]}" >&2
-        local sudo_cmd=()
-        [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-        dpkg --print-foreign-architectures | grep -qx arm64 ||
-            "${sudo_cmd[@]}" dpkg --add-architecture arm64
-        "${sudo_cmd[@]}" apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" \
-            apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${missing[@]}" >&2
-    fi
+    local packages=("${aarch64_packages[@]}" "$@") tool
+    packages_ensure "$who" "$policy" "${packages[@]}" || return 1
     export RUSTC=/usr/bin/rustc
     for tool in "$RUSTC" "$aarch64_cargo" aarch64-linux-gnu-gcc aarch64-linux-gnu-strip qemu-aarch64; do
         command -v "$tool" >/dev/null || {

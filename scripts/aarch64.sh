@@ -53,7 +53,7 @@ cd "$(dirname "$0")/.."
 # The toolchain (rustc-web, cargo-web, the AArch64 linker, libssl-dev:arm64,
 # qemu-user): scripts/aarch64-env.sh, installed here when missing.
 source scripts/aarch64-env.sh
-aarch64_toolchain aarch64.sh install
+aarch64_toolchain aarch64.sh "$(packages_policy)"
 target=$aarch64_target
 sysroot=$aarch64_sysroot
 cargo=$aarch64_cargo

@@ -35,6 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
+source scripts/packages.sh
 
 log() { echo "compat-test: $*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
@@ -70,7 +71,6 @@ system_cnf=/etc/ssl/openssl.cnf
 cnf_backup=$work/openssl.cnf.orig
 cnf_modified=0
 installed_pkg=0
-policy_made=0
 declare -A svc_pid=()
 # No daemon outlives the script, even if its trap never runs.
 svc_limit=1800
@@ -110,7 +110,6 @@ cleanup() {
     if ((installed_pkg)); then
         dpkg --purge mlkem-provider >/dev/null 2>&1 || { log "dpkg --purge mlkem-provider failed"; rc=1; }
     fi
-    ((policy_made)) && rm -f /usr/sbin/policy-rc.d
     ((cnf_modified == 2)) || rm -rf "$work"
     exit "$rc"
 }
@@ -271,29 +270,11 @@ run_check() { # the package's own check, when it has one
 }
 
 # ------------------------------------------------------------------ packages
-pkgs=(nginx apache2 haproxy postfix postgresql mariadb-server mariadb-client gnutls-bin curl wget python3)
-need=()
-for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if ((${#need[@]})); then
-    log "installing ${need[*]} (their services kept from starting)"
-    # policy-rc.d exit 101: apt starts none of these services; this test
-    # runs its own instances. An existing policy-rc.d (Docker's) is kept.
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-        chmod +x /usr/sbin/policy-rc.d
-        policy_made=1
-    fi
-    echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-    timeout 900 apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
-    DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get -o DPkg::Lock::Timeout=600 \
-        install -y -qq "${need[@]}" >&2 || die "apt-get install ${need[*]}"
-    if ((policy_made)); then
-        rm -f /usr/sbin/policy-rc.d
-        policy_made=0
-    fi
-fi
+# The `servers` group of scripts/packages.sh; apt starts none of their
+# services: this test runs its own instances.
+mapfile -t server_packages < <(packages_in servers)
+packages_ensure compat-test "$(packages_policy)" "${server_packages[@]}" python3 ||
+    die "missing packages"
 pg_bin=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 # ------------------------------------------------------------------ OpenSSL 3.5

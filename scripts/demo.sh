@@ -39,12 +39,8 @@ step() { printf '\n== %s\n' "$*" >&2; }
 
 step "1/6 setup"
 source scripts/setup.sh
-if ! command -v rsvg-convert >/dev/null 2>&1; then
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo -n)
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq librsvg2-bin >/dev/null 2>&1 ||
-        echo "demo: librsvg2-bin not installed; charts stay SVG only" >&2
-fi
+tools_ensure demo install rsvg-convert 2>/dev/null ||
+    echo "demo: librsvg2-bin not installed; charts stay SVG only" >&2
 
 step "2/6 build the provider (and OpenSSL 3.5 if needed)"
 module_dir=$(bash scripts/build-provider.sh | tail -1)

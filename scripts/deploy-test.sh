@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
+source scripts/packages.sh
 source scripts/nginx.sh
 
 log() { echo "deploy-test: $*" >&2; }
@@ -39,27 +40,8 @@ cleanup() {
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- packages
-need=()
-command -v nginx >/dev/null 2>&1 || need+=(nginx)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-if ((${#need[@]})); then
-    log "installing ${need[*]} (its service kept from starting)"
-    # policy-rc.d exit 101: the package's service is not started (nor
-    # enabled to bind port 80 now); this test starts its own instance.
-    # An existing policy-rc.d (a container's) is kept as it is.
-    policy_made=false
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-        chmod +x /usr/sbin/policy-rc.d
-        policy_made=true
-    fi
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2 || {
-        ! $policy_made || rm -f /usr/sbin/policy-rc.d
-        fail "apt-get install ${need[*]}"
-    }
-    ! $policy_made || rm -f /usr/sbin/policy-rc.d
-fi
+# nginx's service is not started by its install; this test runs its own.
+tools_ensure deploy-test "$(packages_policy)" nginx curl || fail "missing tools"
 
 # ---------------------------------------------------------------- install
 deb=$(bash scripts/package-deb.sh | tail -1)

@@ -89,9 +89,7 @@ if [ "$arch" = "$host_arch" ]; then
     cargo=cargo target_args=() release_dir=$CARGO_TARGET_DIR/release strip=strip
 elif [ "$arch" = arm64 ] && [ "$host_arch" = amd64 ]; then
     source scripts/aarch64-env.sh
-    policy=install
-    in_ci && policy=require
-    aarch64_toolchain package-deb "$policy" || exit 1
+    aarch64_toolchain package-deb "$(packages_policy)" || exit 1
     cargo=$aarch64_cargo target_args=(--target "$aarch64_target")
     release_dir=$CARGO_TARGET_DIR/$aarch64_target/release strip=aarch64-linux-gnu-strip
 else

@@ -25,8 +25,9 @@
 #      per-service configuration (exit 0: post-quantum TLS in effect).
 #
 # Needs dpkg-deb, lintian, file, binutils, the AArch64 toolchain and
-# qemu-user; outside CI (scripts/common.sh) it installs what is missing (as
-# root or through sudo), under CI a missing tool fails. OpenSSL 3.5 comes
+# qemu-user (scripts/packages.sh); outside CI it installs what is missing (as
+# root or through sudo), under CI, where scripts/test.sh installed them
+# first, a missing tool fails. OpenSSL 3.5 comes
 # from scripts/build-openssl.sh (built if missing, unless
 # MLKEM_SKIP_OPENSSL_BUILD=1: then the handshake is skipped when it is not
 # built, or fails under CI). Work files: target/package-test.
@@ -58,21 +59,8 @@ rm -rf "$work"
 mkdir -p "$work"
 
 # ---------------------------------------------------------------- tools
-policy=install
-in_ci && policy=require
-missing=()
-for tool_pkg in dpkg-deb:dpkg lintian:lintian file:file readelf:binutils cmp:diffutils; do
-    command -v "${tool_pkg%%:*}" >/dev/null 2>&1 || missing+=("${tool_pkg#*:}")
-done
-if ((${#missing[@]})); then
-    [ "$policy" = install ] || fail "missing packages: ${missing[*]}"
-    log "installing ${missing[*]}"
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    timeout 300 "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive timeout 600 "${sudo_cmd[@]}" \
-        apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${missing[@]}"
-fi
+policy=$(packages_policy)
+tools_ensure package-test "$policy" dpkg-deb lintian file readelf cmp || fail "missing tools"
 aarch64_toolchain package-test "$policy" || fail "the AArch64 toolchain is missing"
 
 # ---------------------------------------------------------------- helpers

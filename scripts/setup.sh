@@ -1,31 +1,23 @@
 #!/usr/bin/env bash
-# Installs what building and testing the project needs on Debian/Ubuntu:
-# a C toolchain, pkg-config and the OpenSSL headers and CLI (the openssl
-# crate, bindgen's view of the provider headers, the tests), libclang (for
-# bindgen), perl (to build OpenSSL 3.5/4.0), valgrind and jq (fuzz seeds),
-# python3 (the AArch64 assembly generator's check), and checks for a
-# Rust toolchain (rustup's stable; Debian's rustc is too old).
+# Installs what building the project needs on Debian/Ubuntu, the `build`
+# group of scripts/packages.sh: a C toolchain, pkg-config and the OpenSSL
+# headers and CLI (the openssl crate, bindgen's view of the provider
+# headers, the tests), libclang (for bindgen), perl (to build OpenSSL),
+# valgrind and jq (fuzz seeds), python3 (the AArch64 assembly generator's
+# check); and checks for a Rust toolchain (rustup's stable; Debian's rustc
+# is too old). scripts/test.sh installs the other groups.
 # Sourced by the other scripts; safe to run again.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-need_packages=()
-for pkg in build-essential pkg-config libssl-dev openssl ca-certificates cmake libclang-dev perl valgrind jq python3; do
-    # With a second architecture installed (scripts/aarch64.sh adds
-    # libssl-dev:arm64), a bare name is ambiguous to dpkg: ask for ours too.
-    dpkg -s "$pkg" >/dev/null 2>&1 || dpkg -s "$pkg:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
-        need_packages+=("$pkg")
-done
-if ((${#need_packages[@]})); then
-    echo "setup: installing ${need_packages[*]}"
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${need_packages[@]}"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
+mapfile -t build_packages < <(packages_in build)
+packages_ensure setup install "${build_packages[@]}"
 
-if ! command -v cargo >/dev/null 2>&1; then
-    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+# rustup's toolchain before Debian's rustc-web/cargo-web (the aarch64 group
+# installs them as /usr/bin/cargo, too old for the host build).
+if [ -x "$HOME/.cargo/bin/cargo" ] && [ "$(command -v cargo)" != "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
 fi
 if ! command -v cargo >/dev/null 2>&1; then
     cat >&2 <<'MSG'

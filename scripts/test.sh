@@ -18,7 +18,17 @@
 # fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Every package any step needs, installed before the first step: a fresh
+# machine runs the whole command with nothing installed by hand. A tool that
+# a script needs and scripts/packages.sh lacks fails here, not an hour in.
+echo "== the packages the steps need: listed (scripts/check-packages.sh) and installed"
+bash scripts/check-packages.sh
+bash scripts/check-packages.sh --self-test
 source scripts/setup.sh
+mapfile -t test_packages < <(mapfile -t groups < <(package_groups) && packages_in "${groups[@]}")
+packages_ensure test.sh install "${test_packages[@]}"
+bash scripts/check-packages.sh --installed
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
