@@ -15,8 +15,21 @@ use crate::material::{self, KeyData};
 pub(crate) struct TlsGroup {
     /// The IANA name, e.g. `MLKEM768`.
     pub(crate) name: &'static CStr,
+    /// Other spellings of the same group (same code point) that existing
+    /// configurations use: oqsprovider's (`mlkem768`; `x25519_mlkem768` in
+    /// its releases before 0.9) and crypto-policies' OpenSSL back end.
+    /// OpenSSL before 3.5 compares group names case-sensitively, so each
+    /// is registered as a group of its own.
+    pub(crate) aliases: &'static [&'static CStr],
     /// The IANA code point.
     pub(crate) id: u32,
+}
+
+impl TlsGroup {
+    /// The IANA name, then the aliases.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'static CStr> {
+        core::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
 }
 
 /// One ML-KEM parameter set, as the provider presents it.
@@ -73,6 +86,7 @@ macro_rules! ml_kem {
             ct_len: <$set>::CT_LEN,
             tls_group: TlsGroup {
                 name: cstr_concat!("MLKEM", $bits),
+                aliases: &[cstr_concat!("mlkem", $bits)],
                 id: $group,
             },
             from_seed: material::from_seed::<$set>,
@@ -154,6 +168,8 @@ mod tests {
         );
         assert_eq!(ML_KEM[2].oid.to_str().unwrap(), "2.16.840.1.101.3.4.4.3");
         assert_eq!(ML_KEM[0].tls_group.name.to_str().unwrap(), "MLKEM512");
+        let names: Vec<_> = ML_KEM[1].tls_group.names().collect();
+        assert_eq!(names, [c"MLKEM768", c"mlkem768"]);
         assert_eq!(by_name("mlkem1024").unwrap().bits, 1024);
         assert!(by_name("ML-KEM-2048").is_none());
     }

@@ -111,6 +111,7 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem_first: true,
         tls_group: Some(TlsGroup {
             name: c"X25519MLKEM768",
+            aliases: &[c"x25519_mlkem768"],
             id: 0x11EC,
         }),
     },
@@ -121,6 +122,7 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem_first: false,
         tls_group: Some(TlsGroup {
             name: c"SecP256r1MLKEM768",
+            aliases: &[c"p256_mlkem768"],
             id: 0x11EB,
         }),
     },
@@ -131,6 +133,7 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem_first: false,
         tls_group: Some(TlsGroup {
             name: c"SecP384r1MLKEM1024",
+            aliases: &[c"p384_mlkem1024"],
             id: 0x11ED,
         }),
     },
@@ -148,6 +151,7 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem_first: false,
         tls_group: Some(TlsGroup {
             name: c"curveSM2MLKEM768",
+            aliases: &[],
             id: 0x11EE,
         }),
     },
@@ -472,5 +476,14 @@ mod tests {
                 assert_eq!(group.name, h.name, "{name}");
             }
         }
+        let aliases: Vec<_> = HYBRIDS
+            .iter()
+            .filter_map(|h| h.tls_group.as_ref())
+            .flat_map(|g| g.aliases.iter().map(|a| a.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            aliases,
+            ["x25519_mlkem768", "p256_mlkem768", "p384_mlkem1024"]
+        );
     }
 }

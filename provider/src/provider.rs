@@ -159,13 +159,22 @@ impl Provider for Mlkem {
                 let group = h.tls_group.as_ref()?;
                 Some((group, h.name, ML_KEM[h.ml_kem].security_bits))
             });
-        for (group, algorithm, security_bits) in pure.chain(hybrids) {
-            let id: c_uint = group.id;
+        // Each name of a group (the IANA one first, which libssl's lookups
+        // by code point then find) as an entry with the same code point.
+        let entries = pure
+            .chain(hybrids)
+            .flat_map(|(group, algorithm, security_bits)| {
+                group
+                    .names()
+                    .map(move |name| (name, group.id, algorithm, security_bits))
+            });
+        for (name, id, algorithm, security_bits) in entries {
+            let id: c_uint = id;
             let security_bits: c_uint = security_bits;
             let (min_tls, max_tls, no_dtls, is_kem): (c_int, c_int, c_int, c_int) =
                 (TLS1_3_VERSION, 0, -1, 1);
             let mut list = ParamList::new()
-                .utf8(names::TLS_GROUP_NAME, group.name)
+                .utf8(names::TLS_GROUP_NAME, name)
                 .utf8(names::TLS_GROUP_NAME_INTERNAL, algorithm)
                 .utf8(names::TLS_GROUP_ALG, algorithm)
                 .uint(names::TLS_GROUP_ID, &id)

@@ -190,8 +190,10 @@ impl Args {
     }
 }
 
-/// The groups whose negotiation can be checked exactly: OpenSSL's names, the
-/// TLS code point and the NID libssl reports (`NID_undef` where it reports
+/// The groups whose negotiation can be checked exactly: OpenSSL's names and
+/// the other spellings our provider also registers (oqsprovider's and
+/// crypto-policies'; names compare without case, so `mlkem768` is
+/// `MLKEM768`), the TLS code point and the NID libssl reports (`NID_undef` where it reports
 /// [`TLSEXT_NID_UNKNOWN`] | the code point instead).
 const KNOWN_GROUPS: [(&str, u16, c_int); 11] = [
     ("X25519", 0x001d, ffi::NID_X25519),
@@ -206,9 +208,9 @@ const KNOWN_GROUPS: [(&str, u16, c_int); 11] = [
     ("MLKEM512", 0x0200, ffi::NID_undef),
     ("MLKEM768", 0x0201, ffi::NID_undef),
     ("MLKEM1024", 0x0202, ffi::NID_undef),
-    ("SecP256r1MLKEM768", 0x11eb, ffi::NID_undef),
-    ("X25519MLKEM768", 0x11ec, ffi::NID_undef),
-    ("SecP384r1MLKEM1024", 0x11ed, ffi::NID_undef),
+    ("SecP256r1MLKEM768 p256_mlkem768", 0x11eb, ffi::NID_undef),
+    ("X25519MLKEM768 x25519_mlkem768", 0x11ec, ffi::NID_undef),
+    ("SecP384r1MLKEM1024 p384_mlkem1024", 0x11ed, ffi::NID_undef),
 ];
 
 /// A [`KNOWN_GROUPS`] entry's code point and NID.
@@ -1036,6 +1038,18 @@ mod tests {
         assert!(!reports(mlkem768, 0), "NID_undef is no group");
         assert_eq!(known_group("prime256v1").unwrap().0, 0x17);
         assert_eq!(known_group("X25519MLKEM768").unwrap().0, 0x11ec);
+        // The other spellings the provider registers, each its IANA group.
+        let aliases = [
+            ("x25519_mlkem768", 0x11ec),
+            ("p256_mlkem768", 0x11eb),
+            ("p384_mlkem1024", 0x11ed),
+            ("mlkem512", 0x0200),
+            ("mlkem768", 0x0201),
+            ("mlkem1024", 0x0202),
+        ];
+        for (alias, code_point) in aliases {
+            assert_eq!(known_group(alias).map(|g| g.0), Some(code_point), "{alias}");
+        }
         assert!(known_group("FFDHE2048").is_none());
     }
 
