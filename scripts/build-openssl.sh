@@ -2,9 +2,11 @@
 # Builds a chosen OpenSSL release from the source carried by the openssl-src
 # crate and installs it into a cache directory outside the work tree, for the
 # provider tests (matrix: system OpenSSL 3.0, 3.5 LTS, 3.6, 4.0; 3.4 for the
-# oqsprovider comparisons).
+# oqsprovider comparisons) and for the releases distributions ship
+# (scripts/openssl-matrix.sh: 3.0.2, 3.0.7, 3.0.8, 3.1.4, 3.2.1, 3.3.2).
 #
-#   scripts/build-openssl.sh 3.4|3.5|3.6|4.0 [--prefix-root DIR]
+#   scripts/build-openssl.sh SERIES [--prefix-root DIR]
+#   SERIES: 3.0.2|3.0.7|3.0.8|3.1|3.2|3.3|3.4|3.5|3.6|4.0
 #
 # The install prefix is <root>/openssl-<full version>, e.g.
 # ~/.cache/mlkem-provider/openssl/openssl-3.5.5, where <root> is --prefix-root,
@@ -19,7 +21,8 @@
 # one `openssl req` fails): scripts/openssl-minimal.cnf. A prefix installed
 # before this gets it when reused.
 #
-# The build is a shared one (./Configure shared no-legacy no-tests), built in a
+# The build is a shared one (./Configure shared no-legacy no-tests; the
+# libraries, modules and programs, no manual pages), built in a
 # temporary directory under <root> and removed after success; its log is
 # <root>/openssl-<version>.build.log.  OpenSSL's util/mkdef.pl, which the
 # crate leaves out of some releases, is supplied by scripts/openssl-mkdef.pl.
@@ -28,7 +31,17 @@ set -euo pipefail
 # openssl-src crate version for each OpenSSL series.  The crate version's build
 # metadata (+3.5.5) is the OpenSSL release it carries.  To move to a newer
 # release, change the pin here (`cargo info openssl-src@300.5` shows the latest).
+# The old releases are those Linux distributions ship (Ubuntu 22.04: 3.0.2;
+# RHEL 9.2-9.4: 3.0.7; Amazon Linux 2023: 3.0.8; SLES 15 SP6: 3.1.4); for
+# 3.2 and 3.3 the crate stops at 3.2.1 and 3.3.2, the nearest to RHEL 9.5's
+# and SLES 15 SP7's 3.2.2 and 3.2.3.
 declare -A CRATE_VERSION=(
+    [3.0.2]="300.0.5+3.0.2"
+    [3.0.7]="300.0.11+3.0.7"
+    [3.0.8]="300.0.13+3.0.8"
+    [3.1]="300.1.6+3.1.4"
+    [3.2]="300.2.3+3.2.1"
+    [3.3]="300.3.2+3.3.2"
     [3.4]="300.4.2+3.4.1"
     [3.5]="300.5.5+3.5.5"
     [3.6]="300.6.1+3.6.3"
@@ -40,10 +53,10 @@ prog=${0##*/}
 
 usage() {
     cat <<EOF
-usage: $prog 3.4|3.5|3.6|4.0 [--prefix-root DIR]
+usage: $prog SERIES [--prefix-root DIR]
 
-Builds OpenSSL 3.5 (LTS), 3.4, 3.6 or 4.0 from the openssl-src crate's source and
-installs it under DIR/openssl-<version>
+Builds OpenSSL from the openssl-src crate's source and installs it under
+DIR/openssl-<version>. SERIES: 3.0.2 3.0.7 3.0.8 3.1 3.2 3.3 3.4 3.5 3.6 4.0
 (default DIR: \${MLKEM_OPENSSL_CACHE:-\$HOME/.cache/mlkem-provider/openssl}).
 Prints the install prefix as the last line of stdout.
 EOF
@@ -62,10 +75,11 @@ while (($#)); do
             (($# >= 2)) || { usage >&2; exit 2; }
             root=$2; shift 2 ;;
         --prefix-root=*) root=${1#*=}; shift ;;
-        3.4 | 3.5 | 3.6 | 4.0)
-            [ -z "$series" ] || { usage >&2; exit 2; }
+        -*) log "unknown argument: $1"; usage >&2; exit 2 ;;
+        *)
+            [ -z "$series" ] && [ -n "${CRATE_VERSION[$1]:-}" ] ||
+                { log "unknown series: $1"; usage >&2; exit 2; }
             series=$1; shift ;;
-        *) log "unknown argument: $1"; usage >&2; exit 2 ;;
     esac
 done
 [ -n "$series" ] || { usage >&2; exit 2; }
@@ -216,7 +230,7 @@ step "configuring" ./Configure shared no-legacy no-tests \
     --prefix="$prefix" --openssldir="$prefix/ssl" --libdir=lib \
     "-Wl,-rpath,$prefix/lib"
 jobs=$(nproc 2>/dev/null || echo 2)
-step "compiling (make -j$jobs; several minutes)" make -j"$jobs"
+step "compiling (make -j$jobs build_sw; several minutes)" make -j"$jobs" build_sw
 # Install into a staging directory first and move it into place at the end,
 # so that an interrupted run never leaves a half-filled prefix behind.
 step "installing" make install_sw DESTDIR="$build/stage"

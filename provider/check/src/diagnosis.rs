@@ -35,6 +35,10 @@ pub struct Setup {
     pub config_diagnostics: bool,
     /// The mistakes found.
     pub findings: Vec<Finding>,
+    /// Those findings (their `problem`) that say a setting of the
+    /// initialisation section was set again, so that the file's own
+    /// section is no longer read: post-quantum TLS may be on all the same.
+    pub replaced: Vec<String>,
 }
 
 fn is_true(value: &str) -> bool {
@@ -110,9 +114,12 @@ pub fn diagnose(config: &Config) -> Setup {
         });
     }
 
-    overridden(config, &init, "providers", findings);
-    overridden(config, &init, "ssl_conf", findings);
-    overridden(config, &init, "alg_section", findings);
+    for key in ["providers", "ssl_conf", "alg_section"] {
+        if let Some(finding) = overridden(config, &init, key) {
+            setup.replaced.push(finding.problem.clone());
+            findings.push(finding);
+        }
+    }
 
     if let Some(providers) = config.get(&init, "providers") {
         let section = providers.value.clone();
@@ -189,22 +196,27 @@ pub fn diagnose(config: &Config) -> Setup {
 
 /// A key of the initialisation section set more than once: the last wins,
 /// which undoes an earlier snippet's (or the system file's) line.
-fn overridden(config: &Config, init: &str, key: &str, findings: &mut Vec<Finding>) {
+fn overridden(config: &Config, init: &str, key: &str) -> Option<Finding> {
     let all = config.all(init, key);
-    if let [first, .., last] = all.as_slice() {
-        if first.value != last.value {
-            findings.push(Finding {
-                problem: format!(
-                    "[{init}] sets `{key}` twice: `{key} = {}` at {} is replaced by `{key} = {}` at {}",
-                    first.value, first.at, last.value, last.at
-                ),
-                why: format!("only [{}] is read; [{}] is ignored", last.value, first.value),
-                fix: format!(
-                    "keep one `{key}` line in [{init}] and merge the two sections it names into one"
-                ),
-            });
-        }
-    }
+    let [first, .., last] = all.as_slice() else {
+        return None;
+    };
+    (first.value != last.value).then(|| Finding {
+        problem: format!(
+            "[{init}] sets `{key}` twice: `{key} = {}` at {} is replaced by `{key} = {}` at {}",
+            first.value, first.at, last.value, last.at
+        ),
+        why: format!(
+            "only [{}] is read; [{}], the file's own, is ignored with every setting in it",
+            last.value, first.value
+        ),
+        fix: format!(
+            "take out the lines that set `{key}` again, and append the output of \
+             `mlkem-provider-check --enable-lines` instead: it adds mlkem to the file's own \
+             sections ([{}]) and keeps them",
+            first.value
+        ),
+    })
 }
 
 #[cfg(test)]

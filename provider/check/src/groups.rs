@@ -10,6 +10,9 @@ pub struct Group {
     pub codepoint: u16,
     /// Whether its key exchange includes ML-KEM.
     pub post_quantum: bool,
+    /// The other spelling the mlkem provider registers for it (oqsprovider's
+    /// and crypto-policies'), if any.
+    pub alias: Option<&'static str>,
 }
 
 const fn group(name: &'static str, codepoint: u16, post_quantum: bool) -> Group {
@@ -17,6 +20,14 @@ const fn group(name: &'static str, codepoint: u16, post_quantum: bool) -> Group 
         name,
         codepoint,
         post_quantum,
+        alias: None,
+    }
+}
+
+const fn aliased(name: &'static str, alias: &'static str, codepoint: u16) -> Group {
+    Group {
+        alias: Some(alias),
+        ..group(name, codepoint, true)
     }
 }
 
@@ -24,12 +35,12 @@ const fn group(name: &'static str, codepoint: u16, post_quantum: bool) -> Group 
 /// order the check tries them in and the order of preference in its
 /// conclusion.
 pub const POST_QUANTUM: [Group; 6] = [
-    group("X25519MLKEM768", 0x11ec, true),
-    group("SecP256r1MLKEM768", 0x11eb, true),
-    group("SecP384r1MLKEM1024", 0x11ed, true),
-    group("MLKEM768", 0x0201, true),
-    group("MLKEM1024", 0x0202, true),
-    group("MLKEM512", 0x0200, true),
+    aliased("X25519MLKEM768", "x25519_mlkem768", 0x11ec),
+    aliased("SecP256r1MLKEM768", "p256_mlkem768", 0x11eb),
+    aliased("SecP384r1MLKEM1024", "p384_mlkem1024", 0x11ed),
+    aliased("MLKEM768", "mlkem768", 0x0201),
+    aliased("MLKEM1024", "mlkem1024", 0x0202),
+    aliased("MLKEM512", "mlkem512", 0x0200),
 ];
 
 const CLASSICAL: [Group; 13] = [
@@ -61,6 +72,20 @@ pub fn by_codepoint(codepoint: u16) -> Option<Group> {
         .copied()
 }
 
+/// The post-quantum group a `Groups` entry names: OpenSSL's name or the
+/// alias, in any case, with a leading `?` (OpenSSL 3.3+: "if known") or `*`
+/// (3.5+: "send a key share") ignored.
+pub fn post_quantum_named(entry: &str) -> Option<Group> {
+    let name = entry.trim().trim_start_matches(['?', '*']);
+    POST_QUANTUM
+        .iter()
+        .find(|g| {
+            g.name.eq_ignore_ascii_case(name)
+                || g.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
+        })
+        .copied()
+}
+
 /// The group's name, or its code point in hex (`0x2f3a`) when unknown.
 pub fn name(codepoint: u16) -> String {
     by_codepoint(codepoint).map_or_else(|| format!("{codepoint:#06x}"), |g| g.name.to_owned())
@@ -85,6 +110,26 @@ mod tests {
         assert!(is_post_quantum(0x11ed));
         assert!(!is_post_quantum(0x0017));
         assert!(!is_post_quantum(0xabcd));
+    }
+
+    #[test]
+    fn aliases_name_the_iana_groups() {
+        for (entry, codepoint) in [
+            ("x25519_mlkem768", 0x11ec),
+            ("?p256_mlkem768", 0x11eb),
+            ("P384_MLKEM1024", 0x11ed),
+            ("mlkem512", 0x0200),
+            ("*MLKEM768", 0x0201),
+            ("mlkem1024", 0x0202),
+        ] {
+            assert_eq!(
+                post_quantum_named(entry).map(|g| g.codepoint),
+                Some(codepoint),
+                "{entry}"
+            );
+        }
+        assert!(post_quantum_named("X25519").is_none());
+        assert!(post_quantum_named("p521_mlkem1024").is_none());
     }
 
     #[test]

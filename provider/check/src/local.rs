@@ -69,24 +69,35 @@ pub fn run() -> LocalReport {
             "config_diagnostics = 1 makes every program that reads this file fail the same way",
             "fix the configuration error above, or take the .include lines out again",
         ));
-        return finish(steps);
+        return finish(steps, &[]);
     }
     module(&info.modules_dir, &setup, &mut steps);
     providers(&file, &setup, &mut steps);
     handshakes(&setup, ossl::provider_available(PROVIDER), &mut steps);
-    finish(steps)
+    finish(steps, &setup.replaced)
 }
 
-fn finish(steps: Vec<Step>) -> LocalReport {
+/// The conclusion. `replaced`: the findings that say enabling mlkem set a
+/// setting of the file's own again; when they are the only failures, every
+/// handshake went as it should: post-quantum TLS is on, and the check still
+/// fails, for what enabling it undid.
+fn finish(steps: Vec<Step>, replaced: &[String]) -> LocalReport {
     let failed = steps.iter().find(|s| s.status == Status::Fail);
+    let only_replaced = steps
+        .iter()
+        .filter(|s| s.status == Status::Fail)
+        .all(|s| replaced.contains(&s.detail));
+    let leading = steps
+        .iter()
+        .find(|s| s.name == "default handshake")
+        .map_or(String::new(), |s| format!(": {}", s.detail));
     let conclusion = match failed {
-        None => {
-            let leading = steps
-                .iter()
-                .find(|s| s.name == "default handshake")
-                .map_or(String::new(), |s| format!(": {}", s.detail));
-            format!("post-quantum TLS is in effect{leading}")
-        }
+        None => format!("post-quantum TLS is in effect{leading}"),
+        Some(_) if only_replaced => format!(
+            "post-quantum TLS is in effect{leading}; but enabling it replaced the file's own \
+             settings: {}",
+            replaced.join("; ")
+        ),
         Some(step) => format!(
             "post-quantum TLS is NOT in effect: {}: {}",
             step.name, step.detail
@@ -100,10 +111,11 @@ fn finish(steps: Vec<Step>) -> LocalReport {
     }
 }
 
-/// The configuration file in effect, what it sets up and its mistakes.
-fn configuration(openssl_dir: &Path, steps: &mut Vec<Step>) -> (PathBuf, Setup) {
+/// The configuration file in effect, and how: `OPENSSL_CONF` or
+/// OpenSSL's default.
+pub fn configuration_file(openssl_dir: &Path) -> (PathBuf, String) {
     let default_file = openssl_dir.join("openssl.cnf");
-    let (file, source) = match env::var_os("OPENSSL_CONF") {
+    match env::var_os("OPENSSL_CONF") {
         Some(set) => (
             PathBuf::from(set),
             format!(
@@ -115,7 +127,12 @@ fn configuration(openssl_dir: &Path, steps: &mut Vec<Step>) -> (PathBuf, Setup) 
             default_file,
             "OpenSSL's default; OPENSSL_CONF is not set".to_owned(),
         ),
-    };
+    }
+}
+
+/// The configuration file in effect, what it sets up and its mistakes.
+fn configuration(openssl_dir: &Path, steps: &mut Vec<Step>) -> (PathBuf, Setup) {
+    let (file, source) = configuration_file(openssl_dir);
     if !file.is_file() {
         steps.push(Step::problem(
             "configuration",

@@ -10,6 +10,7 @@
 mod conf;
 mod diagnosis;
 mod elf;
+mod enable;
 mod groups;
 mod handshake;
 mod local;
@@ -58,10 +59,20 @@ struct Args {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Print the lines that enable mlkem and its TLS groups in the
+    /// configuration file in effect, to append at its end: the two
+    /// `.include` lines for a file with no providers, alg_section or
+    /// ssl_conf of its own, else lines that join the file's own sections
+    /// (Ubuntu's, RHEL's) instead of replacing them. Changes nothing.
+    #[arg(long, conflicts_with_all = ["target", "json"])]
+    enable_lines: bool,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.enable_lines {
+        return enable_lines();
+    }
     match &args.target {
         None => local_mode(args.json),
         Some(target) => remote_mode(target, &args),
@@ -72,6 +83,24 @@ fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(text) => println!("{text}"),
         Err(e) => eprintln!("mlkem-provider-check: cannot write JSON: {e}"),
+    }
+}
+
+fn enable_lines() -> ExitCode {
+    let file = local::configuration_file(&ossl::openssl_info().openssl_dir).0;
+    if !file.is_file() {
+        eprintln!("mlkem-provider-check: {} does not exist", file.display());
+        return ExitCode::from(2);
+    }
+    match enable::lines(&conf::Config::read(&file)) {
+        Ok(lines) => {
+            print!("{lines}");
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("mlkem-provider-check: {}: {why}", file.display());
+            ExitCode::from(2)
+        }
     }
 }
 
