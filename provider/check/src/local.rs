@@ -14,7 +14,7 @@ use openssl::ssl::{Ssl, SslContext, SslMethod};
 use openssl::x509::{X509Name, X509};
 use serde::Serialize;
 
-use crate::conf::Config;
+use crate::conf::{Config, Entry};
 use crate::diagnosis::{self, Setup, PROVIDER};
 use crate::elf;
 use crate::groups::{self, POST_QUANTUM};
@@ -58,6 +58,11 @@ pub fn run() -> LocalReport {
     ));
 
     let (file, setup) = configuration(&info.openssl_dir, &mut steps);
+    if let Some(step) = long_group_list(&info.version, setup.groups.as_ref()) {
+        // Initialising libssl with this list would corrupt this process too.
+        steps.push(step);
+        return finish(steps, &[]);
+    }
     if let Err(errors) = ossl::init_ssl() {
         steps.push(Step::problem(
             "initialisation",
@@ -109,6 +114,56 @@ fn finish(steps: Vec<Step>, replaced: &[String]) -> LocalReport {
         steps,
         conclusion,
     }
+}
+
+/// The most entries a `Groups` list may have on the releases whose libssl
+/// writes past its group array beyond them.
+const GROUP_LIST_LIMIT: usize = 40;
+
+/// Whether `version` ("OpenSSL 3.0.2 15 Mar 2022") is a release whose
+/// `SSL_CTX_set1_groups_list` grows its array by 40 bytes instead of 40
+/// entries, and so corrupts memory for a list of more than 40 groups:
+/// 3.0.0-3.0.13, 3.1.0-3.1.5 and 3.2.0-3.2.1 (fixed in 3.0.14, 3.1.6, 3.2.2).
+fn has_long_group_list_bug(version: &str) -> bool {
+    let release = version.split_whitespace().nth(1).unwrap_or_default();
+    let mut numbers = release.split(['.', '-']).map(|n| {
+        n.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse::<u32>()
+    });
+    match (numbers.next(), numbers.next(), numbers.next()) {
+        (Some(Ok(3)), Some(Ok(minor)), Some(Ok(patch))) => {
+            matches!((minor, patch), (0, 0..=13) | (1, 0..=5) | (2, 0..=1))
+        }
+        _ => false,
+    }
+}
+
+/// A failure when the configured `Groups` list is longer than this libssl
+/// can take: checked before libssl reads it.
+fn long_group_list(version: &str, groups: Option<&Entry>) -> Option<Step> {
+    let groups = groups?;
+    let count = groups
+        .value
+        .split(':')
+        .filter(|g| !g.trim().is_empty())
+        .count();
+    (count > GROUP_LIST_LIMIT && has_long_group_list_bug(version)).then(|| {
+        Step::problem(
+            "configuration",
+            Status::Fail,
+            format!(
+                "Groups at {} lists {count} groups: {version} corrupts memory with more than \
+                 {GROUP_LIST_LIMIT} (a libssl bug fixed in 3.0.14, 3.1.6 and 3.2.2); the check \
+                 stops here rather than load it",
+                groups.at
+            ),
+            "every program that reads this file may crash or misbehave when it sets up TLS",
+            format!(
+                "shorten the Groups line to {GROUP_LIST_LIMIT} groups or fewer (the post-quantum \
+                 groups first), or update OpenSSL"
+            ),
+        )
+    })
 }
 
 /// The configuration file in effect, and how: `OPENSSL_CONF` or
@@ -585,4 +640,54 @@ fn handshakes(setup: &Setup, provider_active: bool, steps: &mut Vec<Step>) {
         )
     });
     steps.extend(per_group);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conf::Place;
+
+    #[test]
+    fn the_releases_with_the_long_group_list_bug() {
+        for affected in [
+            "OpenSSL 3.0.2 15 Mar 2022",
+            "OpenSSL 3.0.13 30 Jan 2024",
+            "OpenSSL 3.1.4 24 Oct 2023",
+            "OpenSSL 3.2.1 30 Jan 2024",
+        ] {
+            assert!(has_long_group_list_bug(affected), "{affected}");
+        }
+        for fixed in [
+            "OpenSSL 3.0.14 4 Jun 2024",
+            "OpenSSL 3.1.6 4 Jun 2024",
+            "OpenSSL 3.2.2 4 Jun 2024",
+            "OpenSSL 3.3.2 3 Sep 2024",
+            "OpenSSL 3.5.5 27 Jan 2026",
+            "OpenSSL 4.0.3 1 Oct 2026",
+            "OpenSSL 1.1.1w 11 Sep 2023",
+            "garbage",
+        ] {
+            assert!(!has_long_group_list_bug(fixed), "{fixed}");
+        }
+    }
+
+    #[test]
+    fn a_list_of_more_than_40_groups_fails_only_where_libssl_breaks() {
+        let entry = |n: usize| Entry {
+            section: "t".into(),
+            key: "Groups".into(),
+            value: vec!["X25519"; n].join(":"),
+            at: Place {
+                file: "openssl.cnf".into(),
+                line: 7,
+            },
+        };
+        let old = "OpenSSL 3.0.2 15 Mar 2022";
+        assert!(long_group_list(old, Some(&entry(40))).is_none());
+        let step = long_group_list(old, Some(&entry(41))).expect("a failure");
+        assert_eq!(step.status, Status::Fail);
+        assert!(step.detail.contains("lists 41 groups"), "{}", step.detail);
+        assert!(long_group_list("OpenSSL 3.0.14 4 Jun 2024", Some(&entry(41))).is_none());
+        assert!(long_group_list(old, None).is_none());
+    }
 }
