@@ -11,6 +11,9 @@
 #      too; mlkem.so and mlkem-provider-check in it are AArch64 objects; the
 #      same files, dependencies and control data as the amd64 package;
 #      lintian clean.
+#      Both packages' objects need no glibc symbol version above 2.34 and
+#      no OpenSSL symbol that 3.0.2 lacks (scripts/check-abi.sh, against
+#      scripts/build-openssl.sh 3.0.2).
 #   3. Under qemu-aarch64, in an arm64 root made of the package and Debian's
 #      arm64 openssl, libssl3, libc6 and libgcc-s1 (apt-get download +
 #      dpkg -x): the arm64 openssl (3.0) finds mlkem.so where the package
@@ -120,6 +123,28 @@ for object in "$modules_rel/mlkem.so" usr/bin/mlkem-provider-check; do
         fail "arm64 .deb: /$object is not AArch64 ($description; $machine)"
     ok "arm64 .deb: /$object is $machine ($(cut -d, -f1-2 <<<"$description"))"
 done
+
+# Both packages' objects load on the oldest glibc (2.34) and libcrypto
+# (3.0.2) of the distributions we support (scripts/check-abi.sh).
+if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
+    oldest=$HOME/.cache/mlkem-provider/openssl/openssl-3.0.2
+    [ -d "$oldest" ] || oldest=""
+else
+    oldest=$(timeout 3600 bash scripts/build-openssl.sh 3.0.2 | tail -1)
+fi
+if [ -z "$oldest" ]; then
+    in_ci && fail "no OpenSSL 3.0.2 for the ABI check"
+    log "skipped: the ABI check (no OpenSSL 3.0.2 built, MLKEM_SKIP_OPENSSL_BUILD=1)"
+else
+    amd_root=$work/amd64-root
+    mkdir -p "$amd_root"
+    dpkg-deb -x "$deb_amd64" "$amd_root"
+    bash scripts/check-abi.sh --openssl-lib "$oldest/lib" \
+        "$amd_root/usr/lib/x86_64-linux-gnu/ossl-modules/mlkem.so" "$amd_root/usr/bin/mlkem-provider-check" \
+        "$arm_root/$modules_rel/mlkem.so" "$arm_root/usr/bin/mlkem-provider-check" |
+        sed 's/^check-abi: /package-test: abi: /' ||
+        fail "a packaged object needs a newer glibc or OpenSSL than the oldest we support"
+fi
 
 # The same package for either architecture: file names (modulo the
 # triplet), conffiles and every control field but Architecture and

@@ -48,11 +48,10 @@ cargo run --release -q -p test-tools --bin bench -- --quick >/dev/null
 echo "bench --quick: ok"
 
 if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" != 1 ]; then
-    echo "== OpenSSL 3.4, 3.5, 3.6 and 4.0 for the provider tests"
-    bash scripts/build-openssl.sh 3.4 >/dev/null
-    bash scripts/build-openssl.sh 3.5 >/dev/null
-    bash scripts/build-openssl.sh 3.6 >/dev/null
-    bash scripts/build-openssl.sh 4.0 >/dev/null
+    echo "== OpenSSL 3.4, 3.5, 3.6 and 4.0 for the provider tests, 3.0.2 and 3.2.1 for the matrix"
+    for series in 3.4 3.5 3.6 4.0 3.0.2 3.2; do
+        bash scripts/build-openssl.sh "$series" >/dev/null
+    done
 fi
 
 echo "== provider module"
@@ -75,6 +74,10 @@ cargo test --release -q -p test-tools --features profiling --bin report
 # The peer implementations bench measures (RustCrypto ml-kem, libcrux,
 # liboqs through the oqs crate) agree with kem-core byte for byte.
 cargo test --release -q -p test-tools --features peers-liboqs --test peers
+
+echo "== the OpenSSL releases distributions ship, short: 3.0.2 (Ubuntu 22.04) and 3.2.1 (RHEL 9.5-10.0)"
+# scripts/openssl-matrix.sh with no argument runs all eleven releases.
+bash scripts/openssl-matrix.sh --quick
 
 echo "== AArch64 under qemu: kem-core (portable, neon; with and without SHA-3) and the provider"
 # CI installs the toolchain (see scripts/aarch64.sh); elsewhere it is optional.

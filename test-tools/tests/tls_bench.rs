@@ -115,6 +115,22 @@ fn groups_once_each_and_quick_is_one_round() {
     );
 }
 
+/// The other spellings the provider registers (oqsprovider's,
+/// crypto-policies') negotiate their IANA group, which tls-bench checks on
+/// every handshake from the code point libssl reports.
+#[test]
+fn group_aliases_negotiate_their_groups() {
+    let aliases = "x25519_mlkem768,p256_mlkem768,p384_mlkem1024,mlkem512,mlkem768,mlkem1024";
+    let (out, stdout, stderr) = tls_bench(&["--quick", "--seconds", "0.01", "--groups", aliases]);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    for alias in aliases.split(',') {
+        let rows = stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("{alias} ")));
+        assert_eq!(rows.count(), 1, "{alias}:\n{stdout}");
+    }
+}
+
 #[test]
 fn errors_and_their_exit_statuses() {
     for bad in [
