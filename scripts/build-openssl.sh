@@ -22,7 +22,8 @@
 # before this gets it when reused.
 #
 # The build is a shared one (./Configure shared no-legacy no-tests; the
-# libraries, modules and programs, no manual pages), built in a
+# shared libraries, the openssl program, headers and pkg-config files: no
+# static library, engine or manual page), built in a
 # temporary directory under <root> and removed after success; its log is
 # <root>/openssl-<version>.build.log.  OpenSSL's util/mkdef.pl, which the
 # crate leaves out of some releases, is supplied by scripts/openssl-mkdef.pl.
@@ -230,11 +231,22 @@ step "configuring" ./Configure shared no-legacy no-tests \
     --prefix="$prefix" --openssldir="$prefix/ssl" --libdir=lib \
     "-Wl,-rpath,$prefix/lib"
 jobs=$(nproc 2>/dev/null || echo 2)
-step "compiling (make -j$jobs build_sw; several minutes)" make -j"$jobs" build_sw
+# Only what the tests run: the shared libraries, the openssl program, the
+# headers and pkg-config files. OpenSSL's own targets (build_sw,
+# install_sw) also build the static libraries, every object of libcrypto a
+# second time: twice the minutes.
+step "generating headers" make -j"$jobs" build_generated
+step "compiling (make -j$jobs; several minutes)" \
+    make -j"$jobs" libcrypto.so libssl.so apps/openssl libcrypto.pc libssl.pc openssl.pc
 # Install into a staging directory first and move it into place at the end,
 # so that an interrupted run never leaves a half-filled prefix behind.
-step "installing" make install_sw DESTDIR="$build/stage"
-install_config "$build/stage$prefix"
+stage=$build/stage$prefix
+step "installing" mkdir -p "$stage/bin" "$stage/lib/pkgconfig" "$stage/include"
+step "installing the program" install -m 0755 apps/openssl "$stage/bin/openssl"
+step "installing the libraries" cp -P libcrypto.so* libssl.so* "$stage/lib/"
+step "installing pkg-config files" cp libcrypto.pc libssl.pc openssl.pc "$stage/lib/pkgconfig/"
+step "installing the headers" cp -R include/openssl "$stage/include/"
+install_config "$stage"
 rm -rf "$prefix"
 mv "$build/stage$prefix" "$prefix"
 
