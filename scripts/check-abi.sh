@@ -35,6 +35,7 @@ done
 
 # The symbols (NAME@VERSION) an object imports, or a library exports.
 imported() {
+    readelf --dyn-syms --wide "$1" >/dev/null || { log "FAIL: readelf cannot read $1"; return 1; }
     readelf --dyn-syms --wide "$1" | awk '$7 == "UND" && $8 ~ /@/ { sub(/ \(.*/, "", $8); print $8 }' |
         sed 's/@@*/@/' | sort -u
 }
@@ -51,8 +52,8 @@ failures=0
 for object in "${objects[@]}"; do
     [ -f "$object" ] || { log "FAIL: no $object"; failures=$((failures + 1)); continue; }
     before=$failures
-    symbols=$(imported "$object")
-    glibc_newest=$(grep -o '@GLIBC_[0-9.]*$' <<<"$symbols" | sed 's/@GLIBC_//' | sort -uV | tail -1)
+    symbols=$(imported "$object") || { failures=$((failures + 1)); continue; }
+    glibc_newest=$( (grep -o '@GLIBC_[0-9.]*$' <<<"$symbols" || true) | sed 's/@GLIBC_//' | sort -uV | tail -1)
     if [ -n "$glibc_newest" ] && [ "$(printf '%s\n' "$glibc_newest" "$GLIBC_MAX" | sort -V | tail -1)" != "$GLIBC_MAX" ]; then
         log "FAIL: ${object##*/} needs glibc $glibc_newest (above $GLIBC_MAX):"
         grep "@GLIBC_$glibc_newest\$" <<<"$symbols" | sed 's/^/    /'

@@ -77,7 +77,8 @@ check_installed() { # every tool of an installed package resolves
         [ -n "$pkg" ] && [ "$tools" != - ] || continue
         [ -z "$(packages_missing "$pkg")" ] || continue
         for tool in $tools; do
-            command -v "$tool" >/dev/null 2>&1 && continue
+            # Servers live in /usr/sbin, off a non-root user's PATH on Debian.
+            PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$tool" >/dev/null 2>&1 && continue
             echo "check-packages: FAIL: $pkg is installed but $tool is not on PATH (scripts/packages.sh)"
             failures=$((failures + 1))
         done

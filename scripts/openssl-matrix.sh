@@ -29,7 +29,8 @@
 #             -groups, each way against 3.5 with its IANA names (12)
 #   tls1.2    our groups first in -groups, the peer TLS 1.2-only: a
 #             classical group, both ways; and ours TLS 1.2-only, the client
-#             offering ML-KEM groups first (3)
+#             offering ML-KEM groups first (3; on 3.0.0-3.0.9 and 3.1.0-3.1.1
+#             that one fails, a libssl bug: "2/3 (libssl < 3.0.10)")
 #   hrr       a HelloRetryRequest to X25519MLKEM768 from an X25519 key
 #             share, and to P-256 from a classical-only peer, both ways (4)
 #   policy    the Groups line of crypto-policies' DEFAULT with our groups
@@ -41,7 +42,8 @@
 #             SECLEVEL=2): the README's plain step makes the check fail
 #             naming ssl_conf; the lines of --enable-lines pass the check,
 #             negotiate X25519MLKEM768 and still refuse a 1024-bit RSA key
-#             and TLS 1.0 (4)
+#             (which tells security level 2 from OpenSSL's 1) and TLS 1.0
+#             (4)
 #   long-list a Groups line of 41 groups: where libssl corrupts memory with
 #             more than 40 (3.0.0-3.0.13, 3.1.0-3.1.5, 3.2.0-3.2.1), the
 #             check stops before loading it and names the limitation
@@ -99,9 +101,13 @@ prefix_of() { # RELEASE: the install prefix ("" for the system's)
 
 native=$(prefix_of 3.5)
 provider_dir=$(bash scripts/build-provider.sh | tail -1)
-cargo build --release -q -p test-tools --bin evp-bench -p mlkem-provider-check
-evp_bench=$root/${CARGO_TARGET_DIR:-target}/release/evp-bench
-check_bin=$root/${CARGO_TARGET_DIR:-target}/release/mlkem-provider-check
+# Two builds: cargo applies --bin to every package it is given.
+cargo build --release -q -p test-tools --bin evp-bench
+cargo build --release -q -p mlkem-provider-check
+target_dir=${CARGO_TARGET_DIR:-target}
+[[ $target_dir == /* ]] || target_dir=$root/$target_dir
+evp_bench=$target_dir/release/evp-bench
+check_bin=$target_dir/release/mlkem-provider-check
 
 # ------------------------------------------------------------------ sides
 # ossl SIDE SUBCOMMAND ARGS...: runs `openssl SUBCOMMAND` as SIDE:
@@ -186,6 +192,7 @@ handshake() {
         case $1 in
             --server) s_args+=("$2"); shift 2 ;;
             --client) c_args+=("$2"); shift 2 ;;
+            *) log "handshake: unknown argument $1"; return 2 ;;
         esac
     done
     server "$s_side" "$s_groups" "${s_args[@]}" || return 1
@@ -210,16 +217,20 @@ note() { notes+=("$release: $*"); log "  $*"; }
 
 cell_keys() {
     local d=$work/$release
+    # Outputs to files, not into `grep -q` (which may leave openssl a SIGPIPE).
     ossl ours genpkey -algorithm ML-KEM-768 -out "$d/key.pem" 2>"$d/keys.err" &&
         ossl ours pkey -in "$d/key.pem" -pubout -out "$d/pub.pem" 2>>"$d/keys.err" &&
-        ossl ours pkey -in "$d/key.pem" -text -noout 2>>"$d/keys.err" | grep -q 'ML-KEM-768' &&
+        ossl ours pkey -in "$d/key.pem" -text -noout -out "$d/key.txt" 2>>"$d/keys.err" &&
+        grep -q 'ML-KEM-768' "$d/key.txt" &&
         grep -q 'BEGIN PUBLIC KEY' "$d/pub.pem" || { note "keys: $(tail -1 "$d/keys.err")"; return 1; }
 }
 
 cell_encap() {
     local d=$work/$release alg
     encap_how=EVP
-    if ossl ours pkeyutl -help 2>&1 | grep -q -- '-encap'; then
+    local help
+    help=$(ossl ours pkeyutl -help 2>&1 || true)
+    if grep -q -- '-encap' <<<"$help"; then
         # The hybrids have no key file format (as in OpenSSL 3.5): EVP below.
         for alg in ML-KEM-512 ML-KEM-768 ML-KEM-1024; do
             ossl ours genpkey -algorithm "$alg" -out "$d/$alg.pem" &&
@@ -228,7 +239,7 @@ cell_encap() {
                 ossl ours pkeyutl -decap -inkey "$d/$alg.pem" -in "$d/$alg.ct" -out "$d/$alg.ss2" &&
                 cmp -s "$d/$alg.ss1" "$d/$alg.ss2" || { note "encap: pkeyutl $alg"; return 1; }
         done 2>"$d/encap.err"
-        encap_how="pkeyutl, EVP"
+        encap_how=pkeyutl+EVP
     fi
     # evp-bench checks decaps(encaps) on the linked libcrypto first.
     env OPENSSL_CONF=/dev/null ${prefix:+LD_LIBRARY_PATH=$prefix/lib} "$evp_bench" --provider-dir "$provider_dir" \
@@ -269,9 +280,22 @@ cell_tls12() {
     handshake native X25519:P-256 ours "$ours_groups" "" --server -tls1_2 &&
         grep -q 'TLSv1.2' <<<"$out" && n=$((n + 1)) || note "tls1.2: ours to a 3.5 TLS 1.2 server"
     # Ours limited to TLS 1.2, the client offering post-quantum groups first:
-    # the server must pick a classical group for TLS 1.2's ECDHE.
-    handshake ours "$ours_groups" native "$ours_groups" "" --server -tls1_2 &&
-        grep -q 'TLSv1.2' <<<"$out" && n=$((n + 1)) || note "tls1.2: ours TLS 1.2 server, 3.5 offering ML-KEM first"
+    # the server must pick a classical group for TLS 1.2's ECDHE. libssl
+    # 3.0.0-3.0.9 and 3.1.0-3.1.1 pick the first shared group whatever its
+    # TLS versions and fail (fixed in 3.0.10, 3.1.2): a documented
+    # limitation there (README; the check warns), expected to fail.
+    local known=false
+    case $version in 3.0.[0-9] | 3.1.[01]) known=true ;; esac
+    if handshake ours "$ours_groups" native "$ours_groups" "" --server -tls1_2 &&
+        grep -q 'TLSv1.2' <<<"$out"; then
+        n=$((n + 1))
+        $known && note "tls1.2: the TLS 1.2 server passed where libssl's bug was expected"
+    elif $known; then
+        result="$n/3 (libssl < 3.0.10)"
+        return
+    else
+        note "tls1.2: ours TLS 1.2 server, 3.5 offering ML-KEM first"
+    fi
     result=$n/3
 }
 
@@ -404,12 +428,21 @@ cell_ubuntu() {
     cnf=$d/ubuntu-joined.cnf
     check_with "$cnf" && n=$((n + 1)) || note "ubuntu: the joined file: check: $(tail -1 <<<"$out")"
     starts_with_rsa1024 && note "ubuntu: the joined file takes a 1024-bit RSA key" || n=$((n + 1))
-    if handshake native X25519MLKEM768 ourscnf "" "" &&
-        ! handshake native X25519 ourscnf "" "" --server -tls1 --server -cipher --server 'DEFAULT:@SECLEVEL=0' \
-            --client -tls1; then
+    # TLS 1.0 (refused at security level 1 as well since OpenSSL 3.0: the
+    # RSA key above is what tells level 2): a 3.5 server that takes it,
+    # and our client that must refuse it.
+    local tls10=false
+    if server native X25519 -tls1 -cipher 'DEFAULT:@SECLEVEL=0'; then
+        if client ourscnf "" -tls1; then
+            note "ubuntu: the joined file: TLS 1.0 taken"
+        elif grep -Eqi 'no protocols available|unsupported protocol|protocol version|wrong version|legacy sigalg disallowed|tls_process_key_exchange' <<<"$out"; then
+            tls10=true
+        fi
+    fi
+    if handshake native X25519MLKEM768 ourscnf "" "" && $tls10; then
         n=$((n + 1))
     else
-        note "ubuntu: the joined file: no post-quantum handshake, or TLS 1.0 taken"
+        note "ubuntu: the joined file: no post-quantum handshake, or TLS 1.0 not refused as it should be"
     fi
     result=$n/4
 }
@@ -484,7 +517,9 @@ for release in "${releases[@]}"; do
     rows+=("$row")
     log "$row"
     for cell in "$keys" "$encap" "$to" "$from" "$same" "$aliases" "$tls12" "$hrr" "$policy" "$check" "$ubuntu" "$long"; do
-        case $cell in ok* | 6/6 | 12/12 | 3/3 | 2/2 | 4/4 | "check stops" | -) ;; *) failed=1 ;; esac
+        case $cell in ok* | 6/6 | 12/12 | 3/3 | "2/3 (libssl < 3.0.10)" | 2/2 | 4/4 | "check stops" | -) ;;
+            *) failed=1 ;;
+        esac
     done
 done
 

@@ -127,7 +127,7 @@ done
 # Both packages' objects load on the oldest glibc (2.34) and libcrypto
 # (3.0.2) of the distributions we support (scripts/check-abi.sh).
 if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
-    oldest=$HOME/.cache/mlkem-provider/openssl/openssl-3.0.2
+    oldest=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}/openssl-3.0.2
     [ -d "$oldest" ] || oldest=""
 else
     oldest=$(timeout 3600 bash scripts/build-openssl.sh 3.0.2 | tail -1)

@@ -7,9 +7,13 @@
 # LeakSanitizer and valgrind.
 #
 # The provider tests run the system's OpenSSL (3.0) and OpenSSL 3.5, 3.6 and 4.0
-# (and 3.4, for the README's quickstart), built here from the openssl-src
-# crate's source by scripts/build-openssl.sh (cached in
-# ~/.cache/mlkem-provider/openssl; about 6 minutes each the first time).
+# (and 3.4, for the README's quickstart), the short OpenSSL matrix 3.0.2 and
+# 3.2.1, all built here from the openssl-src crate's source by
+# scripts/build-openssl.sh (cached in ~/.cache/mlkem-provider/openssl; a few
+# minutes each the first time).
+#
+# It runs on Debian 12 (the AArch64 cross toolchain is Debian's rustc-web);
+# every package its steps need is installed first (scripts/packages.sh).
 # Set MLKEM_SKIP_OPENSSL_BUILD=1 to test with what is already built.
 #
 # Vectors are read from ../shared/vectors (or $MLKEM_VECTORS_DIR). Outside CI,
@@ -80,12 +84,8 @@ echo "== the OpenSSL releases distributions ship, short: 3.0.2 (Ubuntu 22.04) an
 bash scripts/openssl-matrix.sh --quick
 
 echo "== AArch64 under qemu: kem-core (portable, neon; with and without SHA-3) and the provider"
-# CI installs the toolchain (see scripts/aarch64.sh); elsewhere it is optional.
-if command -v qemu-aarch64 >/dev/null || in_ci; then
-    MLKEM_HOST_PROVIDER_DIR="$provider_dir" bash scripts/aarch64.sh
-else
-    echo "skipped: no qemu-aarch64 (install the packages listed in scripts/aarch64.sh)"
-fi
+# The toolchain (the aarch64 group of scripts/packages.sh) was installed above.
+MLKEM_HOST_PROVIDER_DIR="$provider_dir" bash scripts/aarch64.sh
 
 echo "== in-process benchmarks, smoke (system OpenSSL through the openssl crate)"
 cargo run --release -q -p test-tools --bin evp-bench -- --quick ML-KEM-768 X25519MLKEM768 >/dev/null

@@ -29,6 +29,8 @@ pub struct Setup {
     pub module: Option<String>,
     /// `Groups` (or `Curves`) of the system_default TLS settings, and where.
     pub groups: Option<Entry>,
+    /// `MaxProtocol` of the system_default TLS settings, and where.
+    pub max_protocol: Option<Entry>,
     /// `default_properties` of the algorithm section.
     pub default_properties: Option<Entry>,
     /// Whether `config_diagnostics` makes configuration errors fatal.
@@ -41,7 +43,7 @@ pub struct Setup {
     pub replaced: Vec<String>,
 }
 
-fn is_true(value: &str) -> bool {
+pub fn is_true(value: &str) -> bool {
     // OpenSSL 3.0 activates on any value of `activate`; 3.2+ reads a
     // boolean. Count the false spellings as off, as 3.2+ does.
     !matches!(
@@ -178,15 +180,17 @@ pub fn diagnose(config: &Config) -> Setup {
         });
     }
 
-    setup.groups = config
+    let system_default = config
         .get(&init, "ssl_conf")
         .and_then(|ssl| config.get(&ssl.value, "system_default"))
-        .and_then(|defaults| {
-            config
-                .get(&defaults.value, "Groups")
-                .or_else(|| config.get(&defaults.value, "Curves"))
-        })
-        .cloned();
+        .map(|defaults| defaults.value.clone());
+    if let Some(defaults) = &system_default {
+        setup.groups = config
+            .get(defaults, "Groups")
+            .or_else(|| config.get(defaults, "Curves"))
+            .cloned();
+        setup.max_protocol = config.get(defaults, "MaxProtocol").cloned();
+    }
     setup.default_properties = config
         .get(&init, "alg_section")
         .and_then(|alg| config.get(&alg.value, "default_properties"))

@@ -12,8 +12,9 @@
 //! section and the post-quantum groups to its `system_default` section.
 
 use crate::conf::{Config, DEFAULT_SECTION};
-use crate::diagnosis::PROVIDER;
+use crate::diagnosis::{is_true, PROVIDER};
 use crate::groups::{self, POST_QUANTUM};
+use crate::local::GROUP_LIST_LIMIT;
 
 /// The two lines of the documented step, for a file with no sections of
 /// its own to join.
@@ -40,7 +41,10 @@ pub fn lines(config: &Config) -> Result<String, String> {
     let own = |key| config.get(init, key).map(|e| e.value.as_str());
     let (providers, alg_section, ssl_conf) =
         (own("providers"), own("alg_section"), own("ssl_conf"));
-    if providers.is_none() && alg_section.is_none() && ssl_conf.is_none() {
+    // The package's snippets add to [openssl_init]: right only where the
+    // file's initialisation section has that name and sets none of these.
+    if init == "openssl_init" && providers.is_none() && alg_section.is_none() && ssl_conf.is_none()
+    {
         return Ok(INCLUDES.to_owned());
     }
     let mut out = Lines(String::from(
@@ -48,7 +52,7 @@ pub fn lines(config: &Config) -> Result<String, String> {
          # (printed by mlkem-provider-check --enable-lines; keep at the end of the file)\n",
     ));
     match providers {
-        Some(section) => join_providers(config, section, &mut out),
+        Some(section) => join_providers(config, section, &mut out)?,
         None => {
             out.section(init, &[("providers", "mlkem_provider_sect")]);
             out.section(
@@ -61,6 +65,13 @@ pub fn lines(config: &Config) -> Result<String, String> {
     }
     match alg_section {
         Some(section) => match config.get(section, "default_properties") {
+            Some(set) if set.value.replace(' ', "").contains("fips=yes") => {
+                return Err(format!(
+                    "[{section}] sets `default_properties = {}` at {}: OpenSSL then fetches \
+                     only algorithms with fips=yes, which mlkem's are not",
+                    set.value, set.at
+                ))
+            }
             Some(set) => out.comment(&format!(
                 "[{section}] keeps `default_properties = {}`: on OpenSSL 3.5+, add \
                  `?provider=mlkem` to it to prefer mlkem's ML-KEM over OpenSSL's own",
@@ -79,35 +90,33 @@ pub fn lines(config: &Config) -> Result<String, String> {
     match ssl_conf {
         Some(section) => match config.get(section, "system_default") {
             Some(defaults) => {
-                let groups = groups_line(config, &defaults.value);
+                let groups = groups_line(config, &defaults.value, &mut out);
                 out.section(&defaults.value, &[("Groups", &groups)]);
             }
             None => {
+                let groups = groups_line(config, "", &mut out);
                 out.section(section, &[("system_default", "mlkem_tls_defaults")]);
-                out.section(
-                    "mlkem_tls_defaults",
-                    &[("Groups", &groups_line(config, ""))],
-                );
+                out.section("mlkem_tls_defaults", &[("Groups", &groups)]);
             }
         },
         None => {
+            let groups = groups_line(config, "", &mut out);
             out.section(init, &[("ssl_conf", "mlkem_ssl_sect")]);
             out.section(
                 "mlkem_ssl_sect",
                 &[("system_default", "mlkem_tls_defaults")],
             );
-            out.section(
-                "mlkem_tls_defaults",
-                &[("Groups", &groups_line(config, ""))],
-            );
+            out.section("mlkem_tls_defaults", &[("Groups", &groups)]);
         }
     }
     Ok(out.0)
 }
 
 /// mlkem (and an active default, which loading any provider by
-/// configuration otherwise turns off) in the file's providers section.
-fn join_providers(config: &Config, section: &str, out: &mut Lines) {
+/// configuration otherwise turns off) in the file's providers section; an
+/// error for a section that keeps `default` off on purpose (a FIPS setup,
+/// or `activate = 0`), where forcing it on would change what the file says.
+fn join_providers(config: &Config, section: &str, out: &mut Lines) -> Result<(), String> {
     let named = |name: &str| {
         config
             .section(section)
@@ -115,13 +124,26 @@ fn join_providers(config: &Config, section: &str, out: &mut Lines) {
             .find(|e| e.key == name)
             .map(|e| e.value.clone())
     };
+    if named("fips").is_some() {
+        return Err(format!(
+            "the providers section [{section}] loads the FIPS provider: OpenSSL then fetches only \
+             algorithms with fips=yes, which mlkem's are not, so enabling it here would do \
+             nothing (or turn the default provider on beside FIPS)"
+        ));
+    }
     match named("default") {
-        Some(default) => {
-            let active = config.get(&default, "activate").map(|e| e.value.as_str());
-            if !matches!(active, Some("1" | "yes" | "true" | "on")) {
-                out.section(&default, &[("activate", "1")]);
+        Some(default) => match config.get(&default, "activate") {
+            Some(set) if is_true(&set.value) => {}
+            Some(set) => {
+                return Err(format!(
+                    "the providers section [{section}] keeps `default` off (`activate = {}` at \
+                     {}): loading mlkem would leave programs without RSA, ECDSA, AES or X25519; \
+                     turn default on, then run this again",
+                    set.value, set.at
+                ))
             }
-        }
+            None => out.section(&default, &[("activate", "1")]),
+        },
         None => {
             out.section(section, &[("default", "mlkem_default_sect")]);
             out.section("mlkem_default_sect", &[("activate", "1")]);
@@ -134,12 +156,16 @@ fn join_providers(config: &Config, section: &str, out: &mut Lines) {
             out.section("mlkem_sect", &[("activate", "1")]);
         }
     }
+    Ok(())
 }
 
 /// The post-quantum groups, hybrids first, then the section's own list
 /// (without any post-quantum group in it, by any spelling: libssl before
-/// 3.5 refuses a list that names a group twice), or OpenSSL's built-in one.
-fn groups_line(config: &Config, section: &str) -> String {
+/// 3.5 refuses a list that names a group twice), or OpenSSL's built-in one;
+/// at most [`GROUP_LIST_LIMIT`] groups, which libssl 3.0.0-3.0.13,
+/// 3.1.0-3.1.5 and 3.2.0-3.2.1 corrupt memory beyond: the file's last
+/// groups give way, named in a comment.
+fn groups_line(config: &Config, section: &str, out: &mut Lines) -> String {
     let own = config
         .get(section, "Groups")
         .or_else(|| config.get(section, "Curves"))
@@ -147,8 +173,18 @@ fn groups_line(config: &Config, section: &str) -> String {
     let pq = POST_QUANTUM.iter().map(|g| g.name);
     let rest = own
         .split(':')
-        .filter(|g| !g.trim().is_empty() && groups::post_quantum_named(g).is_none());
-    pq.chain(rest).collect::<Vec<_>>().join(":")
+        .map(str::trim)
+        .filter(|g| !g.is_empty() && groups::post_quantum_named(g).is_none());
+    let all: Vec<&str> = pq.chain(rest).collect();
+    let (kept, dropped) = all.split_at(all.len().min(GROUP_LIST_LIMIT));
+    if !dropped.is_empty() {
+        out.comment(&format!(
+            "left out, to stay within {GROUP_LIST_LIMIT} groups (more corrupt memory in \
+             OpenSSL 3.0.0-3.0.13, 3.1.0-3.1.5, 3.2.0-3.2.1): {}",
+            dropped.join(":")
+        ));
+    }
+    kept.join(":")
 }
 
 /// The text being written.
@@ -243,14 +279,61 @@ mod tests {
 
     #[test]
     fn default_properties_of_its_own_are_left_alone() {
-        let fips = "openssl_conf = init\n[init]\nalg_section = evp\n[evp]\n\
-            default_properties = fips=yes\n";
-        let out = lines_for("fips", fips).unwrap();
+        let own = "openssl_conf = init\n[init]\nalg_section = evp\n[evp]\n\
+            default_properties = ?provider=x\n";
+        let out = lines_for("own", own).unwrap();
         assert!(!out.contains("\ndefault_properties ="), "{out}");
         assert!(
-            out.contains("# [evp] keeps `default_properties = fips=yes`"),
+            out.contains("# [evp] keeps `default_properties = ?provider=x`"),
             "{out}"
         );
+        let fips = own.replace("?provider=x", "fips=yes");
+        assert!(lines_for("fips-yes", &fips)
+            .unwrap_err()
+            .contains("fips=yes"));
+    }
+
+    #[test]
+    fn another_initialisation_section_is_joined_not_included() {
+        let out = lines_for("init", "openssl_conf = init\n[init]\n").unwrap();
+        assert!(!out.contains(".include"), "{out}");
+        assert!(
+            out.contains("[init]\nproviders = mlkem_provider_sect\n"),
+            "{out}"
+        );
+        assert!(out.contains("[init]\nssl_conf = mlkem_ssl_sect\n"), "{out}");
+    }
+
+    #[test]
+    fn the_groups_line_stays_within_40_groups() {
+        let many: Vec<String> = (0..40).map(|i| format!("g{i}")).collect();
+        let text = format!(
+            "openssl_conf = openssl_init\n[openssl_init]\nssl_conf = s\n[s]\n\
+             system_default = d\n[d]\nGroups = {}\n",
+            many.join(":")
+        );
+        let out = lines_for("many", &text).unwrap();
+        let groups = out
+            .lines()
+            .find_map(|l| l.strip_prefix("Groups = "))
+            .unwrap();
+        assert_eq!(groups.split(':').count(), GROUP_LIST_LIMIT, "{out}");
+        assert!(out.contains("left out, to stay within 40 groups"), "{out}");
+        assert!(out.contains("): g34:g35:g36:g37:g38:g39\n"), "{out}");
+    }
+
+    #[test]
+    fn a_default_kept_off_or_fips_is_an_error() {
+        let off = "openssl_conf = openssl_init\n[openssl_init]\nproviders = p\n[p]\n\
+            default = d\n[d]\nactivate = No\n";
+        assert!(lines_for("off", off)
+            .unwrap_err()
+            .contains("keeps `default` off"));
+        let on = off.replace("activate = No", "activate = YES");
+        assert!(!lines_for("on", &on).unwrap().contains("[d]\nactivate"));
+        let fips = "openssl_conf = openssl_init\n[openssl_init]\nproviders = p\n[p]\n\
+            fips = f\nbase = b\n";
+        assert!(lines_for("fips-p", fips).unwrap_err().contains("FIPS"));
     }
 
     #[test]

@@ -27,7 +27,8 @@ use crate::report::{Status, Step};
 pub struct LocalReport {
     /// Always "local".
     pub mode: &'static str,
-    /// Whether post-quantum TLS is in effect (no step failed).
+    /// Whether no step failed: post-quantum TLS is in effect and nothing
+    /// that enabling it replaced went unnoticed.
     pub ok: bool,
     /// The steps, in order.
     pub steps: Vec<Step>,
@@ -58,6 +59,9 @@ pub fn run() -> LocalReport {
     ));
 
     let (file, setup) = configuration(&info.openssl_dir, &mut steps);
+    if let Some(step) = tls12_group_choice(&info.version, &setup) {
+        steps.push(step);
+    }
     if let Some(step) = long_group_list(&info.version, setup.groups.as_ref()) {
         // Initialising libssl with this list would corrupt this process too.
         steps.push(step);
@@ -118,24 +122,17 @@ fn finish(steps: Vec<Step>, replaced: &[String]) -> LocalReport {
 
 /// The most entries a `Groups` list may have on the releases whose libssl
 /// writes past its group array beyond them.
-const GROUP_LIST_LIMIT: usize = 40;
+pub const GROUP_LIST_LIMIT: usize = 40;
 
 /// Whether `version` ("OpenSSL 3.0.2 15 Mar 2022") is a release whose
 /// `SSL_CTX_set1_groups_list` grows its array by 40 bytes instead of 40
 /// entries, and so corrupts memory for a list of more than 40 groups:
 /// 3.0.0-3.0.13, 3.1.0-3.1.5 and 3.2.0-3.2.1 (fixed in 3.0.14, 3.1.6, 3.2.2).
 fn has_long_group_list_bug(version: &str) -> bool {
-    let release = version.split_whitespace().nth(1).unwrap_or_default();
-    let mut numbers = release.split(['.', '-']).map(|n| {
-        n.trim_end_matches(|c: char| c.is_ascii_alphabetic())
-            .parse::<u32>()
-    });
-    match (numbers.next(), numbers.next(), numbers.next()) {
-        (Some(Ok(3)), Some(Ok(minor)), Some(Ok(patch))) => {
-            matches!((minor, patch), (0, 0..=13) | (1, 0..=5) | (2, 0..=1))
-        }
-        _ => false,
-    }
+    matches!(
+        release(version),
+        Some((3, 0, 0..=13) | (3, 1, 0..=5) | (3, 2, 0..=1))
+    )
 }
 
 /// A failure when the configured `Groups` list is longer than this libssl
@@ -163,6 +160,69 @@ fn long_group_list(version: &str, groups: Option<&Entry>) -> Option<Step> {
                  groups first), or update OpenSSL"
             ),
         )
+    })
+}
+
+/// Whether `version` is a release whose TLS 1.2 server can choose a TLS
+/// 1.3-only group (the post-quantum ones) from a client's supported
+/// groups, and then fails the handshake: 3.0.0-3.0.9 and 3.1.0-3.1.1 (fixed
+/// in 3.0.10 and 3.1.2).
+fn has_tls12_group_bug(version: &str) -> bool {
+    matches!(release(version), Some((3, 0, 0..=9) | (3, 1, 0..=1)))
+}
+
+/// (major, minor, patch) of "OpenSSL 3.0.2 15 Mar 2022".
+fn release(version: &str) -> Option<(u32, u32, u32)> {
+    let release = version.split_whitespace().nth(1)?;
+    let mut numbers = release.split(['.', '-']).map(|n| {
+        n.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse::<u32>()
+            .ok()
+    });
+    Some((numbers.next()??, numbers.next()??, numbers.next()??))
+}
+
+/// On a release with the TLS 1.2 group bug and post-quantum groups in the
+/// configured list: a failure when the configuration itself keeps servers
+/// at TLS 1.2 or below, else a warning for the servers that do so on their
+/// own (nginx `ssl_protocols TLSv1.2`).
+fn tls12_group_choice(version: &str, setup: &Setup) -> Option<Step> {
+    let groups = setup.groups.as_ref()?;
+    let post_quantum = groups
+        .value
+        .split(':')
+        .any(|g| groups::post_quantum_named(g).is_some());
+    if !post_quantum || !has_tls12_group_bug(version) {
+        return None;
+    }
+    let why = "a server limited to TLS 1.2 picks an ML-KEM group offered by a TLS 1.3 client \
+               (Chromium, Firefox, OpenSSL 3.5) for TLS 1.2 and fails the handshake: a libssl \
+               bug fixed in 3.0.10 and 3.1.2";
+    let fix = "keep TLS 1.3 on for servers that use these groups, or give a TLS 1.2-only server \
+               classical groups of its own (nginx ssl_ecdh_curve X25519:prime256v1), or update \
+               OpenSSL";
+    let capped = setup.max_protocol.as_ref().filter(|m| {
+        let m = m.value.trim().to_ascii_lowercase();
+        !m.is_empty() && m != "tlsv1.3" && !m.starts_with("dtls") && m != "none"
+    });
+    Some(match capped {
+        Some(max) => Step::problem(
+            "TLS 1.2 servers",
+            Status::Fail,
+            format!(
+                "MaxProtocol = {} at {} with post-quantum groups on {version}",
+                max.value, max.at
+            ),
+            why,
+            fix,
+        ),
+        None => Step::problem(
+            "TLS 1.2 servers",
+            Status::Warn,
+            format!("{version}: a server that a program limits to TLS 1.2 fails with these groups"),
+            why,
+            fix,
+        ),
     })
 }
 
@@ -669,6 +729,40 @@ mod tests {
         ] {
             assert!(!has_long_group_list_bug(fixed), "{fixed}");
         }
+    }
+
+    #[test]
+    fn the_tls12_group_bug_warns_and_fails_where_servers_are_capped() {
+        let entry = |key: &str, value: &str| Entry {
+            section: "t".into(),
+            key: key.into(),
+            value: value.into(),
+            at: Place {
+                file: "openssl.cnf".into(),
+                line: 3,
+            },
+        };
+        let mut setup = Setup {
+            groups: Some(entry("Groups", "x25519_mlkem768:X25519")),
+            ..Setup::default()
+        };
+        let old = "OpenSSL 3.0.7 1 Nov 2022";
+        assert_eq!(
+            tls12_group_choice(old, &setup).unwrap().status,
+            Status::Warn
+        );
+        assert!(tls12_group_choice("OpenSSL 3.0.10 1 Aug 2023", &setup).is_none());
+        assert!(tls12_group_choice("OpenSSL 3.1.4 24 Oct 2023", &setup).is_none());
+        setup.max_protocol = Some(entry("MaxProtocol", "TLSv1.2"));
+        let step = tls12_group_choice(old, &setup).unwrap();
+        assert_eq!(step.status, Status::Fail);
+        assert!(
+            step.detail.contains("MaxProtocol = TLSv1.2"),
+            "{}",
+            step.detail
+        );
+        setup.groups = Some(entry("Groups", "X25519:P-256"));
+        assert!(tls12_group_choice(old, &setup).is_none());
     }
 
     #[test]

@@ -148,6 +148,56 @@ fn local_mode_passes_with_the_system_wide_lines() {
     assert!(report["steps"].as_array().unwrap().len() >= 12);
 }
 
+/// Ubuntu 22.04's and 24.04's openssl.cnf, cut to what enabling touches:
+/// its own providers and ssl_conf sections.
+const UBUNTU: &str = "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n\
+                      ssl_conf = ssl_sect\n[provider_sect]\ndefault = default_sect\n\
+                      [default_sect]\n# activate = 1\n[ssl_sect]\n\
+                      system_default = system_default_sect\n[system_default_sect]\n\
+                      CipherString = DEFAULT:@SECLEVEL=2\n";
+
+/// On a file with sections of its own, the two `.include` lines replace
+/// them: the check fails and says that post-quantum TLS is on all the
+/// same. The lines of --enable-lines join them instead: the check passes.
+#[test]
+fn enable_lines_keep_the_files_own_sections() {
+    let s = Scratch::new("ubuntu");
+    let plain = s.write("plain.cnf", &format!("{UBUNTU}{}", s.includes()));
+    let out = check_with_modules(&plain, Some(&s.dir), &[]);
+    assert_exit(
+        &out,
+        1,
+        &[
+            "sets `ssl_conf` twice",
+            "sets `providers` twice",
+            "post-quantum TLS is in effect: a default client and a default server negotiate \
+             X25519MLKEM768",
+            "but enabling it replaced the file's own settings",
+        ],
+    );
+
+    let ubuntu = s.write("ubuntu.cnf", UBUNTU);
+    let lines = check(&ubuntu, &["--enable-lines"]);
+    assert_eq!(lines.status.code(), Some(0), "{}", text(&lines));
+    let lines = String::from_utf8(lines.stdout).unwrap();
+    assert!(!lines.contains(".include"), "{lines}");
+    let joined = s.write("joined.cnf", &format!("{UBUNTU}{lines}"));
+    let out = check_with_modules(&joined, Some(&s.dir), &[]);
+    assert_exit(&out, 0, &["post-quantum TLS is in effect"]);
+    assert!(!text(&out).contains("FAIL"), "{}", text(&out));
+
+    // Debian's file gets the two lines of the guide; no file, exit 2.
+    let debian = s.write("debian.cnf", SYSTEM);
+    let lines = check(&debian, &["--enable-lines"]);
+    assert_exit(
+        &lines,
+        0,
+        &[".include /etc/ssl/mlkem-provider.cnf\n.include /etc/ssl/mlkem-tls-groups.cnf\n"],
+    );
+    let missing = check(&s.path("missing.cnf"), &["--enable-lines"]);
+    assert_exit(&missing, 2, &["does not exist"]);
+}
+
 #[test]
 fn local_mode_names_each_common_mistake() {
     let s = Scratch::new("mistakes");
