@@ -126,16 +126,22 @@ done
 
 # Both packages' objects load on the oldest glibc (2.34) and libcrypto
 # (3.0.2) of the distributions we support (scripts/check-abi.sh).
+# The self-test first: a program needing glibc 2.36 and one needing
+# OpenSSL 3.2 (linked against 3.5) must both fail it.
+cache=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}
 if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
-    oldest=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}/openssl-3.0.2
-    [ -d "$oldest" ] || oldest=""
+    oldest=$cache/openssl-3.0.2 newer=$cache/openssl-3.5.5
+    [ -d "$oldest" ] && [ -d "$newer" ] || oldest=""
 else
     oldest=$(timeout 3600 bash scripts/build-openssl.sh 3.0.2 | tail -1)
+    newer=$(timeout 3600 bash scripts/build-openssl.sh 3.5 | tail -1)
 fi
 if [ -z "$oldest" ]; then
-    in_ci && fail "no OpenSSL 3.0.2 for the ABI check"
-    log "skipped: the ABI check (no OpenSSL 3.0.2 built, MLKEM_SKIP_OPENSSL_BUILD=1)"
+    in_ci && fail "no OpenSSL 3.0.2 and 3.5 for the ABI check"
+    log "skipped: the ABI check (OpenSSL 3.0.2 or 3.5 not built, MLKEM_SKIP_OPENSSL_BUILD=1)"
 else
+    bash scripts/check-abi.sh --openssl-lib "$oldest/lib" --self-test "$newer/lib" |
+        sed 's/^check-abi: /package-test: abi: /' || fail "the ABI check's self-test"
     amd_root=$work/amd64-root
     mkdir -p "$amd_root"
     dpkg-deb -x "$deb_amd64" "$amd_root"
