@@ -48,6 +48,11 @@
 #             more than 40 (3.0.0-3.0.13, 3.1.0-3.1.5, 3.2.0-3.2.1), the
 #             check stops before loading it and names the limitation
 #             ("check stops"); elsewhere before 3.5 it passes ("-": 3.5+)
+#   served-by 3.5+, where OpenSSL has its own ML-KEM: with ?provider=mlkem,
+#             the aliases x25519_mlkem768 and mlkem768 are served by ours
+#             (the server under callgrind runs our encapsulation and none
+#             of OpenSSL's ossl_ml_kem_* functions); with ?provider=default,
+#             by OpenSSL's ("-": before 3.5)
 #
 # Exit status 0 when every cell passes. Work files: target/openssl-matrix.
 set -euo pipefail
@@ -480,6 +485,59 @@ cell_long_list() {
     result=fail
 }
 
+# served_by PROPQUERY GROUP: which implementation did the server's ML-KEM
+# for GROUP (3.5+, where OpenSSL has its own): the server runs under
+# callgrind, and its profile names OpenSSL's (ossl_ml_kem_*) functions or
+# not. Sets $served_impl: "ours", "native" or "?".
+served_by() {
+    local propq=$1 group=$2 profile log
+    port=$next_port
+    next_port=$((next_port + 1))
+    log=$work/$release/served.$port.log
+    profile=$work/$release/callgrind.$port.out
+    OPENSSL_CONF=/dev/null LD_LIBRARY_PATH=$prefix/lib timeout 120 \
+        valgrind --tool=callgrind --callgrind-out-file="$profile" "$prefix/bin/openssl" s_server \
+        -provider-path "$provider_dir" -provider mlkem -provider default -propquery "$propq" \
+        -accept "127.0.0.1:$port" -cert "$work/cert.pem" -key "$work/cert.key.pem" \
+        -groups "$group" -naccept 1 -www </dev/null >"$log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
+    local i
+    for i in $(seq 120); do
+        grep -q '^ACCEPT' "$log" && break
+        sleep 0.5
+    done
+    served_impl="?"
+    client native X25519MLKEM768:MLKEM768 || return 0
+    wait "$server_pid" 2>/dev/null || true
+    local functions
+    functions=$(callgrind_annotate --threshold=100 "$profile" 2>/dev/null || true)
+    # Function lines read "FILE:FUNCTION [OBJECT]" (annotated source lines,
+    # which may mention these names, do not).
+    if grep -q ':ossl_ml_kem_[a-z_]* \[' <<<"$functions"; then
+        served_impl=native
+    elif grep -q ':mlkem::ffi::kem::encapsulate \[' <<<"$functions"; then
+        served_impl=ours
+    fi
+}
+
+# On 3.5+: the aliases resolve to the groups OpenSSL's default provider
+# also registers, and ours still serves them where preferred (propquery
+# ?provider=mlkem); the control, ?provider=default, gets OpenSSL's.
+cell_served_by() {
+    case $version in 3.[0-4].*) result=- && return ;; esac
+    local a b c
+    served_by '?provider=mlkem' x25519_mlkem768 && a=$served_impl
+    served_by '?provider=mlkem' mlkem768 && b=$served_impl
+    served_by '?provider=default' x25519_mlkem768 && c=$served_impl
+    if [ "$a/$b/$c" = ours/ours/native ]; then
+        result=ok
+    else
+        note "served-by: x25519_mlkem768 by $a, mlkem768 by $b, control by $c (want ours, ours, native)"
+        result=fail
+    fi
+}
+
 # ------------------------------------------------------------------ run
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
     -keyout "$work/cert.key.pem" -out "$work/cert.pem" 2>/dev/null || fail "test certificate"
@@ -487,7 +545,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
 openssl req -x509 -newkey rsa:1024 -nodes -days 2 -subj /CN=localhost \
     -keyout "$work/rsa1024.key.pem" -out "$work/rsa1024.pem" 2>/dev/null || fail "RSA-1024 certificate"
 
-header="release|version|keys|encap|to-3.5|from-3.5|same|aliases|tls1.2|hrr|policy|check|ubuntu-cnf|long-list"
+header="release|version|keys|encap|to-3.5|from-3.5|same|aliases|tls1.2|hrr|policy|check|ubuntu-cnf|long-list|served-by"
 rows=()
 failed=0
 for release in "${releases[@]}"; do
@@ -500,7 +558,7 @@ for release in "${releases[@]}"; do
     fi
     log "$release: OpenSSL $version"
     encap_how=""
-    keys=fail encap=fail check=fail ubuntu=fail long=fail
+    keys=fail encap=fail check=fail ubuntu=fail long=fail served=fail
     cell_keys && keys=ok
     cell_encap && encap="ok ($encap_how)"
     cell_tls to-3.5 && to=$result
@@ -513,10 +571,11 @@ for release in "${releases[@]}"; do
     cell_check && check=ok
     cell_ubuntu && ubuntu=$result
     cell_long_list && long=$result
-    row="$release|$version|$keys|$encap|$to|$from|$same|$aliases|$tls12|$hrr|$policy|$check|$ubuntu|$long"
+    cell_served_by && served=$result
+    row="$release|$version|$keys|$encap|$to|$from|$same|$aliases|$tls12|$hrr|$policy|$check|$ubuntu|$long|$served"
     rows+=("$row")
     log "$row"
-    for cell in "$keys" "$encap" "$to" "$from" "$same" "$aliases" "$tls12" "$hrr" "$policy" "$check" "$ubuntu" "$long"; do
+    for cell in "$keys" "$encap" "$to" "$from" "$same" "$aliases" "$tls12" "$hrr" "$policy" "$check" "$ubuntu" "$long" "$served"; do
         case $cell in ok* | 6/6 | 12/12 | 3/3 | "2/3 (libssl < 3.0.10)" | 2/2 | 4/4 | "check stops" | -) ;;
             *) failed=1 ;;
         esac
@@ -524,7 +583,7 @@ for release in "${releases[@]}"; do
 done
 
 printf '\n| %s |\n' "${header//|/ | }"
-printf '|%s\n' "$(printf -- '---|%.0s' $(seq 14))"
+printf '|%s\n' "$(printf -- '---|%.0s' $(seq 15))"
 for row in "${rows[@]}"; do printf '| %s |\n' "${row//|/ | }"; done
 if [ -n "$csv" ]; then
     { echo "${header//|/,}"; for row in "${rows[@]}"; do echo "${row//|/,}"; done; } >"$csv"
