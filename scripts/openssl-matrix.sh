@@ -35,7 +35,9 @@
 #             share, and to P-256 from a classical-only peer, both ways (4)
 #   policy    the Groups line of crypto-policies' DEFAULT with our groups
 #             first, in a configuration file (IANA names, then the
-#             aliases): 3.5's client negotiates X25519MLKEM768 (2)
+#             aliases): 3.5's client negotiates X25519MLKEM768 (2); on 3.5+
+#             also the line crypto-policies writes there, with tuples and
+#             both spellings of each hybrid (3)
 #   check     mlkem-provider-check's local mode on the release's libssl,
 #             with those two configuration files: exit 0
 #   ubuntu-cnf  Ubuntu's openssl.cnf (its own providers and ssl_conf,
@@ -216,6 +218,9 @@ alias_of() {
     esac
 }
 policy_classical=X25519:secp256r1:X448:secp521r1:secp384r1:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192
+# crypto-policies' DEFAULT for OpenSSL 3.5+ (its tests/outputs, 2025-11).
+policy_tuples="*?X25519MLKEM768:?x25519_mlkem768:?SecP256r1MLKEM768:?p256_mlkem768"
+policy_tuples+=":?SecP384r1MLKEM1024:?p384_mlkem1024/*$policy_classical"
 
 notes=()
 note() { notes+=("$release: $*"); log "  $*"; }
@@ -356,7 +361,14 @@ cell_policy() {
         handshake ourscnf "" native X25519MLKEM768:X25519 X25519MLKEM768 &&
             n=$((n + 1)) || note "policy: the $spelling Groups line"
     done
-    result=$n/2
+    # 3.5+: the line crypto-policies writes there (tuples, `*` key shares,
+    # `?` if known), which names each hybrid twice, by both spellings.
+    case $version in 3.[0-4].*) result=$n/2 && return ;; esac
+    cnf=$work/$release/policy-tuples.cnf
+    write_cnf "$cnf" "$policy_tuples"
+    handshake ourscnf "" native X25519MLKEM768:X25519 X25519MLKEM768 &&
+        n=$((n + 1)) || note "policy: crypto-policies' 3.5 Groups line"
+    result=$n/3
 }
 
 cell_check() { # on both policy files: IANA names, and the aliases
