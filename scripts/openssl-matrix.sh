@@ -258,8 +258,6 @@ cell_encap() {
         { note "encap: evp-bench: $(grep -m1 -i 'error\|fail' "$d/encap-evp.err")"; return 1; }
 }
 
-count=0
-count_ok() { count=$((count + 1)); }
 
 cell_tls() { # DIRECTION: to-3.5 | from-3.5 | same
     local g n=0
