@@ -17,12 +17,15 @@
 //!   machine with a single CPU the comparison is printed, not asserted.
 //!
 //! Two threads scale only if nothing in the provider (or in the test's own
-//! helpers) serialises the operations behind one lock. Each run also
-//! records the CPU time this process and the rest of the machine used
-//! (getrusage, /proc/stat): a miss on a quiet machine fails as a
-//! serialisation; a miss while other processes kept more than a quarter of
-//! a CPU busy is measured again, and after three such attempts fails as
-//! inconclusive.
+//! helpers) serialises the operations behind one lock. Each configuration is
+//! run three times and judged by its best run: noise (other processes, a
+//! hypervisor's steal that the guest does not see, clock changes) only ever
+//! slows a run down, while a lock holds even the best two-thread run to one
+//! thread's rate. Each run also records the CPU time this process and the
+//! rest of the machine used (getrusage, /proc/stat). A miss is measured
+//! again, up to three attempts; three misses fail as a serialisation when
+//! the machine was quiet, and as inconclusive when other processes kept
+//! more than a quarter of a CPU busy.
 
 mod common;
 
@@ -113,6 +116,10 @@ fn run(lib: &Lib, key: &Pkey<'_>, threads: usize, total: usize) -> (Duration, Ve
 
 fn pairs_per_second(pairs: usize, elapsed: Duration) -> f64 {
     pairs as f64 / elapsed.as_secs_f64()
+}
+
+fn best(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -221,10 +228,10 @@ fn measure(lib: &Lib, key: &Pkey<'_>, threads: usize, total: usize) -> Measureme
 /// Other processes may use this much CPU (on average, in CPUs) during a
 /// throughput comparison before it counts as disturbed.
 const QUIET_MACHINE: f64 = 0.25;
-/// Comparisons tried before a disturbed machine fails the long form.
+/// Comparisons tried before a miss fails the test.
 const ATTEMPTS: usize = 3;
 
-/// Medians of one comparison: 1-thread and 2-thread rates, and the load
+/// One comparison: the best 1-thread and 2-thread rates, and the median load
 /// other processes put on the machine meanwhile.
 struct Comparison {
     one: f64,
@@ -251,8 +258,8 @@ fn compare(lib: &Lib, key: &Pkey<'_>, total: usize, attempt: usize) -> Compariso
         }
     }
     Comparison {
-        one: median(one),
-        two: median(two),
+        one: best(&one),
+        two: best(&two),
         others: median(others),
     }
 }
@@ -276,7 +283,7 @@ fn two_threads_outrun_one_on_the_same_key() {
         let c = compare(&lib, &key, total, attempt);
         let speedup = c.two / c.one;
         println!(
-            "throughput: median of {REPEATS}: 1 thread {:.0} pairs/s, 2 threads {:.0} pairs/s \
+            "throughput: best of {REPEATS}: 1 thread {:.0} pairs/s, 2 threads {:.0} pairs/s \
              on the same key, speedup {speedup:.2}x ({cpus} CPUs; other processes used {:.2} \
              CPUs)",
             c.one, c.two, c.others
@@ -288,19 +295,20 @@ fn two_threads_outrun_one_on_the_same_key() {
         if speedup >= required {
             return;
         }
-        let quiet = c.others <= QUIET_MACHINE;
-        assert!(
-            !quiet,
-            "two threads on one key reached only {speedup:.2}x one thread's throughput \
-             (required {required}x) on a quiet machine: something serialises the operations"
-        );
-        assert!(
-            attempt < attempts,
-            "two threads on one key reached only {speedup:.2}x one thread's throughput \
-             (required {required}x), but other processes kept {:.2} CPUs busy in each of \
-             {attempts} attempts: inconclusive, run again on an idle machine",
-            c.others
-        );
-        println!("throughput: other processes disturbed the comparison; measuring again");
+        if attempt == attempts {
+            assert!(
+                c.others > QUIET_MACHINE,
+                "two threads on one key reached only {speedup:.2}x one thread's throughput \
+                 (required {required}x) in each of {attempts} attempts, the last on a quiet \
+                 machine: something serialises the operations"
+            );
+            panic!(
+                "two threads on one key reached only {speedup:.2}x one thread's throughput \
+                 (required {required}x), but other processes kept {:.2} CPUs busy in the last \
+                 of {attempts} attempts: inconclusive, run again on an idle machine",
+                c.others
+            );
+        }
+        println!("throughput: below the bar; measuring again");
     }
 }
