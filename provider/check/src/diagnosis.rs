@@ -1,8 +1,15 @@
 //! The common mistakes in a configuration that loads the mlkem provider,
 //! named from what the file says: each silently leaves TLS classical, or
 //! breaks every other algorithm.
+//!
+//! What OpenSSL holds (libcrypto's own reading of the file) decides a
+//! failure; what only the explaining reader sees (a skipped include, a key
+//! set twice, a line that joined another section) is a warning, since
+//! OpenSSL's reading and the handshakes have the last word.
 
-use crate::conf::{Config, Entry, DEFAULT_SECTION};
+use crate::conf::{Entry, DEFAULT_SECTION};
+use crate::report::Status;
+use crate::settings::Settings;
 
 /// The provider this check is about.
 pub const PROVIDER: &str = "mlkem";
@@ -16,6 +23,9 @@ pub struct Finding {
     pub why: String,
     /// What to change.
     pub fix: String,
+    /// `Fail` where OpenSSL's own reading shows it, `Warn` where only the
+    /// explaining reader does.
+    pub status: Status,
 }
 
 /// What a configuration sets up, as far as this check cares.
@@ -53,7 +63,7 @@ pub fn is_true(value: &str) -> bool {
 }
 
 /// Reads what `config` sets up and names its mistakes.
-pub fn diagnose(config: &Config) -> Setup {
+pub fn diagnose(config: &Settings) -> Setup {
     let mut setup = Setup {
         config_diagnostics: config
             .get(DEFAULT_SECTION, "config_diagnostics")
@@ -61,13 +71,21 @@ pub fn diagnose(config: &Config) -> Setup {
         ..Setup::default()
     };
     let findings = &mut setup.findings;
+    let explain = config.explain();
 
-    for include in &config.includes {
-        if include.missing {
+    for include in &explain.includes {
+        if let Some(skipped) = &include.skipped {
             findings.push(Finding {
-                problem: format!("`.include {}` at {}: no such file", include.target.display(), include.at),
+                problem: format!(
+                    "`.include {}` at {}: {skipped}",
+                    include.target.display(),
+                    include.at
+                ),
                 why: "OpenSSL skips it: nothing in it applies".into(),
-                fix: "install the file again (the package puts the snippets in /etc/ssl) or delete the line".into(),
+                fix: "install the file again (the package puts the snippets in /etc/ssl), make it \
+                      readable, or delete the line"
+                    .into(),
+                status: Status::Warn,
             });
         }
         if let Some(line) = &include.swallowed {
@@ -83,12 +101,13 @@ pub fn diagnose(config: &Config) -> Setup {
                     line.key, line.value, line.at, line.section, include.in_section
                 ),
                 fix: "move the .include line to the end of the file, after every section".into(),
+                status: Status::Warn,
             });
         }
     }
 
     let Some(init) = config.get(DEFAULT_SECTION, "openssl_conf") else {
-        let elsewhere = config.entries.iter().find(|e| e.key == "openssl_conf");
+        let elsewhere = explain.entries.iter().find(|e| e.key == "openssl_conf");
         findings.push(Finding {
             problem:
                 "the configuration never names an initialisation section (`openssl_conf = ...` \
@@ -103,6 +122,7 @@ pub fn diagnose(config: &Config) -> Setup {
                 None => "no provider and no TLS setting of this file is applied".into(),
             },
             fix: "put `openssl_conf = openssl_init` before the first [section] of the file".into(),
+            status: Status::Fail,
         });
         return setup;
     };
@@ -113,6 +133,7 @@ pub fn diagnose(config: &Config) -> Setup {
             problem: format!("the initialisation section [{init}] is empty or missing"),
             why: "no provider and no TLS setting is applied".into(),
             fix: "append `.include /etc/ssl/mlkem-provider.cnf` at the end of the file".into(),
+            status: Status::Fail,
         });
     }
 
@@ -144,6 +165,7 @@ pub fn diagnose(config: &Config) -> Setup {
                     "add `mlkem = mlkem_sect` to [{section}] (and the [mlkem_sect] of \
                      /etc/ssl/mlkem-provider.cnf), or include that file at the end instead"
                 ),
+                status: Status::Fail,
             }),
             Some(false) => findings.push(Finding {
                 problem: format!(
@@ -151,6 +173,7 @@ pub fn diagnose(config: &Config) -> Setup {
                 ),
                 why: "programs run without the mlkem provider: TLS stays classical".into(),
                 fix: "add `activate = 1` to mlkem's section".into(),
+                status: Status::Fail,
             }),
             Some(true) => {}
         }
@@ -164,6 +187,7 @@ pub fn diagnose(config: &Config) -> Setup {
                 fix: format!(
                     "add `default = default_sect` to [{section}] and a [default_sect] with `activate = 1`"
                 ),
+                status: Status::Fail,
             });
         }
         setup.module = listed
@@ -177,6 +201,7 @@ pub fn diagnose(config: &Config) -> Setup {
             problem: format!("the initialisation section [{init}] loads no providers"),
             why: "programs run without the mlkem provider: TLS stays classical".into(),
             fix: "append `.include /etc/ssl/mlkem-provider.cnf` at the end of the file".into(),
+            status: Status::Fail,
         });
     }
 
@@ -187,21 +212,20 @@ pub fn diagnose(config: &Config) -> Setup {
     if let Some(defaults) = &system_default {
         setup.groups = config
             .get(defaults, "Groups")
-            .or_else(|| config.get(defaults, "Curves"))
-            .cloned();
-        setup.max_protocol = config.get(defaults, "MaxProtocol").cloned();
+            .or_else(|| config.get(defaults, "Curves"));
+        setup.max_protocol = config.get(defaults, "MaxProtocol");
     }
     setup.default_properties = config
         .get(&init, "alg_section")
-        .and_then(|alg| config.get(&alg.value, "default_properties"))
-        .cloned();
+        .and_then(|alg| config.get(&alg.value, "default_properties"));
     setup
 }
 
 /// A key of the initialisation section set more than once: the last wins,
-/// which undoes an earlier snippet's (or the system file's) line.
-fn overridden(config: &Config, init: &str, key: &str) -> Option<Finding> {
-    let all = config.all(init, key);
+/// which undoes an earlier snippet's (or the system file's) line. Only the
+/// explaining reader sees the earlier line: a warning.
+fn overridden(config: &Settings, init: &str, key: &str) -> Option<Finding> {
+    let all = config.explain().all(init, key);
     let [first, .., last] = all.as_slice() else {
         return None;
     };
@@ -220,6 +244,7 @@ fn overridden(config: &Config, init: &str, key: &str) -> Option<Finding> {
              sections ([{}]) and keeps them",
             first.value
         ),
+        status: Status::Warn,
     })
 }
 
@@ -234,7 +259,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let file: PathBuf = dir.join("openssl.cnf");
         fs::write(&file, text).unwrap();
-        let setup = diagnose(&Config::read(&file));
+        let setup = diagnose(&Settings::load(&file).unwrap_or_else(|e| panic!("{}", e.why)));
         fs::remove_dir_all(dir).unwrap();
         setup
     }

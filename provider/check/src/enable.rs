@@ -11,10 +11,11 @@
 //! be read. For such a file these lines add mlkem to its providers
 //! section and the post-quantum groups to its `system_default` section.
 
-use crate::conf::{Config, DEFAULT_SECTION};
+use crate::conf::DEFAULT_SECTION;
 use crate::diagnosis::{is_true, PROVIDER};
 use crate::groups::{self, POST_QUANTUM};
 use crate::local::GROUP_LIST_LIMIT;
+use crate::settings::Settings;
 
 /// The two lines of the documented step, for a file with no sections of
 /// its own to join.
@@ -29,7 +30,7 @@ const BUILT_IN_GROUPS: &str =
 
 /// The lines to append at the end of `config`'s file, or why there are
 /// none.
-pub fn lines(config: &Config) -> Result<String, String> {
+pub fn lines(config: &Settings) -> Result<String, String> {
     let Some(init) = config.get(DEFAULT_SECTION, "openssl_conf") else {
         return Err(
             "the file names no initialisation section: put `openssl_conf = \
@@ -38,9 +39,14 @@ pub fn lines(config: &Config) -> Result<String, String> {
         );
     };
     let init = init.value.as_str();
-    let own = |key| config.get(init, key).map(|e| e.value.as_str());
+    let own = |key| config.get(init, key).map(|e| e.value);
     let (providers, alg_section, ssl_conf) =
         (own("providers"), own("alg_section"), own("ssl_conf"));
+    let (providers, alg_section, ssl_conf) = (
+        providers.as_deref(),
+        alg_section.as_deref(),
+        ssl_conf.as_deref(),
+    );
     // The package's snippets add to [openssl_init]: right only where the
     // file's initialisation section has that name and sets none of these.
     if init == "openssl_init" && providers.is_none() && alg_section.is_none() && ssl_conf.is_none()
@@ -116,7 +122,7 @@ pub fn lines(config: &Config) -> Result<String, String> {
 /// configuration otherwise turns off) in the file's providers section; an
 /// error for a section that keeps `default` off on purpose (a FIPS setup,
 /// or `activate = 0`), where forcing it on would change what the file says.
-fn join_providers(config: &Config, section: &str, out: &mut Lines) -> Result<(), String> {
+fn join_providers(config: &Settings, section: &str, out: &mut Lines) -> Result<(), String> {
     let named = |name: &str| {
         config
             .section(section)
@@ -165,11 +171,11 @@ fn join_providers(config: &Config, section: &str, out: &mut Lines) -> Result<(),
 /// at most [`GROUP_LIST_LIMIT`] groups, which libssl 3.0.0-3.0.13,
 /// 3.1.0-3.1.5 and 3.2.0-3.2.1 corrupt memory beyond: the file's last
 /// groups give way, named in a comment.
-fn groups_line(config: &Config, section: &str, out: &mut Lines) -> String {
+fn groups_line(config: &Settings, section: &str, out: &mut Lines) -> String {
     let own = config
         .get(section, "Groups")
         .or_else(|| config.get(section, "Curves"))
-        .map_or(BUILT_IN_GROUPS, |e| e.value.as_str());
+        .map_or(BUILT_IN_GROUPS.to_owned(), |e| e.value);
     let pq = POST_QUANTUM.iter().map(|g| g.name);
     let rest = own
         .split(':')
@@ -207,13 +213,18 @@ impl Lines {
 mod tests {
     use super::*;
     use std::fs;
+    use std::path::Path;
+
+    fn load(file: &Path) -> Settings {
+        Settings::load(file).unwrap_or_else(|e| panic!("{}", e.why))
+    }
 
     fn lines_for(name: &str, text: &str) -> Result<String, String> {
         let dir = std::env::temp_dir().join(format!("mlkem-enable-{name}-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join("openssl.cnf");
         fs::write(&file, text).unwrap();
-        let out = lines(&Config::read(&file));
+        let out = lines(&load(&file));
         fs::remove_dir_all(dir).unwrap();
         out
     }
@@ -256,7 +267,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mlkem-enable-joined-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("openssl.cnf"), joined).unwrap();
-        let setup = crate::diagnosis::diagnose(&Config::read(&dir.join("openssl.cnf")));
+        let setup = crate::diagnosis::diagnose(&load(&dir.join("openssl.cnf")));
         fs::remove_dir_all(dir).unwrap();
         assert_eq!(setup.findings, [], "the joined file has no findings");
         assert!(setup.groups.unwrap().value.starts_with("X25519MLKEM768:"));

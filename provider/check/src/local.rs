@@ -14,13 +14,14 @@ use openssl::ssl::{Ssl, SslContext, SslMethod};
 use openssl::x509::{X509Name, X509};
 use serde::Serialize;
 
-use crate::conf::{Config, Entry};
+use crate::conf::Entry;
 use crate::diagnosis::{self, Setup, PROVIDER};
 use crate::elf;
 use crate::groups::{self, POST_QUANTUM};
 use crate::handshake::{self, Outcome};
 use crate::ossl;
 use crate::report::{Status, Step};
+use crate::settings::Settings;
 
 /// What local mode found.
 #[derive(Debug, Serialize)]
@@ -86,23 +87,19 @@ pub fn run() -> LocalReport {
     finish(steps, &setup.replaced)
 }
 
-/// The conclusion. `replaced`: the findings that say enabling mlkem set a
-/// setting of the file's own again; when they are the only failures, every
-/// handshake went as it should: post-quantum TLS is on, and the check still
-/// fails, for what enabling it undid.
+/// The conclusion. `replaced`: the warnings that say enabling mlkem set a
+/// setting of the file's own again (seen only by the explaining reader, so
+/// not a failure): post-quantum TLS may be on all the same, and the
+/// conclusion names what enabling it undid.
 fn finish(steps: Vec<Step>, replaced: &[String]) -> LocalReport {
     let failed = steps.iter().find(|s| s.status == Status::Fail);
-    let only_replaced = steps
-        .iter()
-        .filter(|s| s.status == Status::Fail)
-        .all(|s| replaced.contains(&s.detail));
     let leading = steps
         .iter()
         .find(|s| s.name == "default handshake")
         .map_or(String::new(), |s| format!(": {}", s.detail));
     let conclusion = match failed {
-        None => format!("post-quantum TLS is in effect{leading}"),
-        Some(_) if only_replaced => format!(
+        None if replaced.is_empty() => format!("post-quantum TLS is in effect{leading}"),
+        None => format!(
             "post-quantum TLS is in effect{leading}; but enabling it replaced the file's own \
              settings: {}",
             replaced.join("; ")
@@ -258,26 +255,51 @@ fn configuration(openssl_dir: &Path, steps: &mut Vec<Step>) -> (PathBuf, Setup) 
         ));
         return (file, Setup::default());
     }
-    let config = Config::read(&file);
+    let settings = match Settings::load(&file) {
+        Ok(settings) => settings,
+        Err(unreadable) => {
+            steps.push(Step::problem(
+                "configuration",
+                Status::Fail,
+                format!(
+                    "OpenSSL cannot read {} ({source}): {}",
+                    file.display(),
+                    unreadable.why
+                ),
+                "programs read none of it (or, with config_diagnostics = 1, fail to start)",
+                "correct the line named",
+            ));
+            // Where the explaining reader also stumbled: the file and line.
+            for error in &unreadable.explain.errors {
+                steps.push(Step::new(
+                    "configuration",
+                    Status::Info,
+                    format!("the line: {error}"),
+                ));
+            }
+            return (file, Setup::default());
+        }
+    };
     steps.push(Step::new(
         "configuration",
         Status::Ok,
         format!("{} ({source})", file.display()),
     ));
-    if let Some(error) = config.errors.first() {
+    for error in &settings.explain().errors {
         steps.push(Step::problem(
             "configuration",
-            Status::Fail,
-            format!("OpenSSL cannot read it: {error}"),
-            "programs read none of it (or, with config_diagnostics = 1, fail to start)",
-            "correct the line named",
+            Status::Warn,
+            error.clone(),
+            "OpenSSL reads the file all the same; only this check's explanation of where a \
+             setting comes from may be incomplete",
+            "nothing needed; correct the line if it is a mistake",
         ));
     }
-    let setup = diagnosis::diagnose(&config);
+    let setup = diagnosis::diagnose(&settings);
     for finding in &setup.findings {
         steps.push(Step::problem(
             "configuration",
-            Status::Fail,
+            finding.status,
             finding.problem.clone(),
             finding.why.clone(),
             finding.fix.clone(),
@@ -324,15 +346,25 @@ fn configuration(openssl_dir: &Path, steps: &mut Vec<Step>) -> (PathBuf, Setup) 
 /// Where OpenSSL looks for mlkem.so: the `module` setting, OPENSSL_MODULES,
 /// then MODULESDIR.
 fn module_path(modules_dir: &Path, setup: &Setup) -> (PathBuf, &'static str) {
-    if let Some(module) = &setup.module {
-        return (
+    // A relative `module` is looked up where a bare name is (DSO_merge).
+    let (dir, from) = match env::var_os("OPENSSL_MODULES") {
+        Some(dir) => (PathBuf::from(dir), "OPENSSL_MODULES"),
+        None => (modules_dir.to_owned(), "OpenSSL's MODULESDIR"),
+    };
+    match &setup.module {
+        Some(module) if Path::new(module).is_absolute() => (
             PathBuf::from(module),
             "the configuration's `module` setting",
-        );
-    }
-    match env::var_os("OPENSSL_MODULES") {
-        Some(dir) => (Path::new(&dir).join("mlkem.so"), "OPENSSL_MODULES"),
-        None => (modules_dir.join("mlkem.so"), "OpenSSL's MODULESDIR"),
+        ),
+        Some(module) => (
+            dir.join(module),
+            if from == "OPENSSL_MODULES" {
+                "the configuration's relative `module`, under OPENSSL_MODULES"
+            } else {
+                "the configuration's relative `module`, under MODULESDIR"
+            },
+        ),
+        None => (dir.join("mlkem.so"), from),
     }
 }
 

@@ -17,6 +17,7 @@ mod local;
 mod ossl;
 mod remote;
 mod report;
+mod settings;
 mod starttls;
 mod tls_wire;
 
@@ -92,7 +93,18 @@ fn enable_lines() -> ExitCode {
         eprintln!("mlkem-provider-check: {} does not exist", file.display());
         return ExitCode::from(2);
     }
-    match enable::lines(&conf::Config::read(&file)) {
+    let settings = match settings::Settings::load(&file) {
+        Ok(settings) => settings,
+        Err(unreadable) => {
+            eprintln!(
+                "mlkem-provider-check: OpenSSL cannot read {}: {}",
+                file.display(),
+                unreadable.why
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match enable::lines(&settings) {
         Ok(lines) => {
             print!("{lines}");
             ExitCode::SUCCESS

@@ -2,7 +2,7 @@
 //! OpenSSL says about itself, its configuration and its providers. Every
 //! `unsafe` block of the check is in this file.
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_long, c_uint, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::ptr;
 
@@ -12,6 +12,19 @@ use openssl_sys::{OSSL_LIB_CTX, OSSL_PROVIDER};
 #[repr(C)]
 struct EvpKem {
     _opaque: [u8; 0],
+}
+
+#[repr(C)]
+struct NconfHandle {
+    _opaque: [u8; 0],
+}
+
+/// OpenSSL's `CONF_VALUE`: one `name = value` of a section.
+#[repr(C)]
+struct ConfValue {
+    section: *mut c_char,
+    name: *mut c_char,
+    value: *mut c_char,
 }
 
 /// OpenSSL's `OSSL_PARAM`.
@@ -43,6 +56,12 @@ extern "C" {
     fn EVP_KEM_get0_provider(kem: *const EvpKem) -> *const OSSL_PROVIDER;
     fn EVP_KEM_free(kem: *mut EvpKem);
     fn OSSL_PROVIDER_get0_name(prov: *const OSSL_PROVIDER) -> *const c_char;
+    fn NCONF_new(method: *mut c_void) -> *mut NconfHandle;
+    fn NCONF_free(conf: *mut NconfHandle);
+    fn NCONF_load(conf: *mut NconfHandle, file: *const c_char, eline: *mut c_long) -> c_int;
+    fn NCONF_get_section(conf: *const NconfHandle, section: *const c_char) -> *mut c_void;
+    fn OPENSSL_sk_num(stack: *const c_void) -> c_int;
+    fn OPENSSL_sk_value(stack: *const c_void, index: c_int) -> *mut c_void;
 }
 
 fn text(p: *const c_char) -> Option<String> {
@@ -156,6 +175,69 @@ impl Drop for LibCtx {
         // SAFETY: created by OSSL_LIB_CTX_new and freed once; the providers
         // loaded into it are unloaded with it.
         unsafe { openssl_sys::OSSL_LIB_CTX_free(self.0) }
+    }
+}
+
+/// A configuration file as libcrypto's own parser reads it (`NCONF_load`:
+/// includes, pragmas, quoting, escapes and `$variables` all OpenSSL's),
+/// freed on drop.
+pub struct Nconf(*mut NconfHandle);
+
+impl Nconf {
+    /// Reads `file` with OpenSSL's default configuration method; the error
+    /// names OpenSSL's reason and the line it stopped at.
+    pub fn load(file: &Path) -> Result<Self, String> {
+        let path = CString::new(file.as_os_str().as_encoded_bytes())
+            .map_err(|_| "the file name has a NUL byte".to_owned())?;
+        // SAFETY: NULL asks for the default method; NULL on failure.
+        let conf = Nconf(unsafe { NCONF_new(ptr::null_mut()) });
+        if conf.0.is_null() {
+            return Err(describe(&ErrorStack::get()));
+        }
+        let mut line: c_long = 0;
+        // SAFETY: a live CONF, a C string and a long to write the line to.
+        if unsafe { NCONF_load(conf.0, path.as_ptr(), &mut line) } != 1 {
+            let why = describe(&ErrorStack::get());
+            return Err(if line > 0 {
+                format!("{why} (line {line}, counting the lines of included files)")
+            } else {
+                why
+            });
+        }
+        // Includes OpenSSL skipped (a missing file is not an error) leave
+        // their reasons queued: they are the explaining reader's to tell.
+        ErrorStack::get();
+        Ok(conf)
+    }
+
+    /// The `name = value` pairs of `section` in OpenSSL's order (a key
+    /// set twice keeps its last value, at its last place), or `None` if
+    /// the file has no such section.
+    pub fn section(&self, section: &str) -> Option<Vec<(String, String)>> {
+        let name = CString::new(section).ok()?;
+        // SAFETY: a loaded CONF and a C string; the stack and its values
+        // belong to the CONF, which outlives this borrow, and are copied.
+        unsafe {
+            let stack = NCONF_get_section(self.0, name.as_ptr());
+            if stack.is_null() {
+                ErrorStack::get();
+                return None;
+            }
+            let values = (0..OPENSSL_sk_num(stack))
+                .filter_map(|i| {
+                    let value = OPENSSL_sk_value(stack, i).cast::<ConfValue>().as_ref()?;
+                    Some((text(value.name)?, text(value.value)?))
+                })
+                .collect();
+            Some(values)
+        }
+    }
+}
+
+impl Drop for Nconf {
+    fn drop(&mut self) {
+        // SAFETY: made by NCONF_new and freed once (NULL is accepted).
+        unsafe { NCONF_free(self.0) }
     }
 }
 
