@@ -380,6 +380,14 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_bound() {
+        // The help text, docs/mlkem-provider-check.md and the manual page
+        // say 7 connections and 8 x --timeout (40 s by default).
+        assert_eq!(ATTEMPTS, 7);
+        assert_eq!(bound(Duration::from_secs(5)), Duration::from_secs(40));
+    }
+
+    #[test]
     fn names_alerts() {
         let e = "client: sslv3 alert handshake failure (SSL alert number 40)";
         assert_eq!(short(e), "handshake_failure");
