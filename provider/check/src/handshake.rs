@@ -14,6 +14,7 @@ use openssl::ssl::{
     SslVersion,
 };
 
+use crate::deadline::Deadline;
 use crate::ossl;
 use crate::tls_wire::{self, ClientHello, ServerAnswer};
 
@@ -210,16 +211,96 @@ pub fn in_memory(client: Ssl, server: Ssl) -> Outcome {
     }
 }
 
-/// A client handshake over `stream` (already connected; its time-outs set).
-pub fn over_stream<S: Read + Write>(client: Ssl, stream: S, started: Instant) -> Outcome {
-    let (tapped, error) = match client.connect(Tapped::new(stream)) {
+/// Why the stream under a handshake stopped it, rather than libssl or the
+/// server.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The attempt's deadline passed (what it says).
+    Deadline(String),
+    /// The server announced a record longer than TLS allows (its length).
+    Oversized(usize),
+}
+
+/// The error a read fails with after the server announced a record longer
+/// than TLS allows.
+#[derive(Debug)]
+struct Oversized(usize);
+
+impl std::fmt::Display for Oversized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a TLS record of {} bytes announced (at most {})",
+            self.0,
+            tls_wire::MAX_RECORD
+        )
+    }
+}
+
+impl std::error::Error for Oversized {}
+
+/// A stream whose reads follow the server's record framing and fail at a
+/// header that announces an oversized record, before its body is read.
+struct Framed<S> {
+    inner: S,
+    framing: tls_wire::RecordFraming,
+}
+
+impl<S: Read> Read for Framed<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.framing
+            .feed(&buf[..n])
+            .map_err(|len| io::Error::new(io::ErrorKind::InvalidData, Oversized(len)))?;
+        Ok(n)
+    }
+}
+
+impl<S: Write> Write for Framed<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What stopped the handshake, if the stream did.
+fn stop(error: &io::Error) -> Option<Stop> {
+    if Deadline::is_passed(error) {
+        return Some(Stop::Deadline(error.to_string()));
+    }
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<Oversized>())
+        .map(|o| Stop::Oversized(o.0))
+}
+
+/// A client handshake over `stream` (already connected; its reads and
+/// writes bounded in time), and whether the stream stopped it: at a
+/// deadline, or at an oversized record.
+pub fn over_stream<S: Read + Write>(
+    client: Ssl,
+    stream: S,
+    started: Instant,
+) -> (Outcome, Option<Stop>) {
+    let framed = Framed {
+        inner: stream,
+        framing: tls_wire::RecordFraming::default(),
+    };
+    let mut stopped = None;
+    let (tapped, error) = match client.connect(Tapped::new(framed)) {
         Ok(done) => {
             let tapped = done.get_ref();
             ((tapped.sent.clone(), tapped.received.clone()), None)
         }
         Err(HandshakeError::Failure(mid) | HandshakeError::WouldBlock(mid)) => {
-            let why = match mid.error().io_error() {
-                Some(e)
+            let io_error = mid.error().io_error();
+            stopped = io_error.and_then(stop);
+            let why = match (&stopped, io_error) {
+                (Some(Stop::Deadline(why)), _) => why.clone(),
+                (Some(Stop::Oversized(len)), _) => Oversized(*len).to_string(),
+                (None, Some(e))
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -236,13 +317,14 @@ pub fn over_stream<S: Read + Write>(client: Ssl, stream: S, started: Instant) ->
             ((Vec::new(), Vec::new()), Some(ossl::describe(&stack)))
         }
     };
-    Outcome {
+    let outcome = Outcome {
         client_hello: tls_wire::client_hello(&tapped.0),
         answer: tls_wire::server_answer(&tapped.1),
         received: tapped.1.len(),
         error,
         elapsed: started.elapsed(),
-    }
+    };
+    (outcome, stopped)
 }
 
 /// A TLS 1.3 client context as a program gets it from the configuration

@@ -8,6 +8,7 @@
 //! (or a step failed), 2 the check could not run.
 
 mod conf;
+mod deadline;
 mod diagnosis;
 mod elf;
 mod enable;
@@ -21,7 +22,9 @@ mod settings;
 mod starttls;
 mod tls_wire;
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
@@ -54,7 +57,9 @@ struct Args {
     /// Upgrade to TLS in band first, as `openssl s_client -starttls` does.
     #[arg(long, value_enum, requires = "target")]
     starttls: Option<Protocol>,
-    /// Seconds to wait for each connection step (remote mode).
+    /// Seconds each connection may take, from connect to the handshake's
+    /// end, STARTTLS exchange included (remote mode); the name lookup gets
+    /// as long. A run makes 7 connections, so it ends within 8 times this.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=120))]
     timeout: u64,
     /// Print the result as JSON on stdout.
@@ -132,10 +137,50 @@ fn local_mode(json: bool) -> ExitCode {
     }
 }
 
+/// Ends the process with exit 2 and a one-line error if remote mode is
+/// still running `after` from now: a backstop behind the deadline of each
+/// step, for I/O that escaped them. `done` is set, and held while the
+/// result is printed, once remote mode has its result.
+fn watchdog(after: Duration, json: bool, done: Arc<Mutex<bool>>) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let done = done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *done {
+            return;
+        }
+        let why = format!(
+            "gave up: the check did not end within {} s (8 × --timeout, plus 1)",
+            after.as_secs()
+        );
+        if json {
+            print_json(&serde_json::json!({ "mode": "remote", "error": why }));
+        }
+        eprintln!("mlkem-provider-check: {why}");
+        let _ = std::io::stdout().flush();
+        // SAFETY: _exit ends the process at once, without running exit
+        // handlers (OpenSSL's cleanup) under the main thread, which may be
+        // inside libssl.
+        unsafe { libc::_exit(2) }
+    });
+}
+
 fn remote_mode(target: &str, args: &Args) -> ExitCode {
     let timeout = Duration::from_secs(args.timeout);
+    let done = Arc::new(Mutex::new(false));
+    watchdog(
+        remote::bound(timeout) + Duration::from_secs(1),
+        args.json,
+        done.clone(),
+    );
     let result = remote::Target::parse(target, args.starttls)
         .and_then(|target| remote::run(target, args.starttls, timeout));
+    // Printed under the lock: the watchdog no longer ends the process.
+    let mut done = done
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *done = true;
     match result {
         Ok(report) => {
             if args.json {

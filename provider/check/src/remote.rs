@@ -1,7 +1,7 @@
 //! Remote mode: which group a server negotiates, offering each
 //! post-quantum group in turn and then this machine's default list.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 use openssl::ssl::Ssl;
 use serde::Serialize;
 
+use crate::deadline::{Bounded, Deadline};
 use crate::diagnosis::PROVIDER;
 use crate::groups::{self, POST_QUANTUM};
-use crate::handshake::{self, Outcome};
+use crate::handshake::{self, Outcome, Stop};
 use crate::ossl;
 use crate::starttls::Protocol;
+use crate::tls_wire;
 
 /// A server to check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -109,61 +111,60 @@ pub struct RemoteReport {
     pub conclusion: String,
 }
 
-/// Resolves the host within `timeout` (a stuck resolver must not hang
-/// the check).
-fn resolve(target: &Target, timeout: Duration) -> Result<Vec<SocketAddr>, String> {
+/// How many connections a run makes: one per post-quantum group, then the
+/// default list.
+pub const ATTEMPTS: u32 = POST_QUANTUM.len() as u32 + 1;
+
+/// The longest a run takes: `timeout` for the name lookup, and `timeout`
+/// for each attempt (connect, STARTTLS exchange, handshake).
+pub fn bound(timeout: Duration) -> Duration {
+    timeout * (1 + ATTEMPTS)
+}
+
+/// Resolves the host by `deadline` (a stuck resolver must not hang the
+/// check: the lookup runs in a thread that is left behind if it is late).
+fn resolve(target: &Target, deadline: Deadline) -> Result<Vec<SocketAddr>, String> {
     let (tx, rx) = mpsc::channel();
     let query = (target.host.clone(), target.port);
     thread::spawn(move || {
         let _ = tx.send(query.to_socket_addrs().map(Iterator::collect::<Vec<_>>));
     });
-    match rx.recv_timeout(timeout) {
+    let left = deadline
+        .remaining()
+        .map_err(|e| format!("cannot resolve {}: {e}", target.host))?;
+    match rx.recv_timeout(left) {
         Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs),
         Ok(Ok(_)) => Err(format!("{} has no address", target.host)),
         Ok(Err(e)) => Err(format!("cannot resolve {}: {e}", target.host)),
         Err(_) => Err(format!(
             "cannot resolve {}: no answer in {}s",
             target.host,
-            timeout.as_secs()
+            deadline.budget().as_secs()
         )),
     }
 }
 
-fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, String> {
-    let mut last = String::new();
-    for addr in addrs {
-        match TcpStream::connect_timeout(addr, timeout) {
-            Ok(stream) => {
-                stream
-                    .set_read_timeout(Some(timeout))
-                    .and_then(|()| stream.set_write_timeout(Some(timeout)))
-                    .map_err(|e| e.to_string())?;
-                return Ok(stream);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                last = format!("{addr}: no answer in {}s", timeout.as_secs());
-            }
-            Err(e) => last = format!("{addr}: {e}"),
-        }
-    }
-    Err(format!("cannot connect to {last}"))
-}
-
-/// One connection offering `group` (or the default list); an error is an
-/// attempt that could not reach the handshake, after which the check
-/// cannot go on.
+/// One connection offering `group` (or the default list), all of it by
+/// `deadline`; an error is an attempt that could not reach the handshake,
+/// after which the check cannot go on.
 fn attempt(
     target: &Target,
     addrs: &[SocketAddr],
     starttls: Option<Protocol>,
     group: Option<&str>,
-    timeout: Duration,
-) -> Result<Outcome, String> {
+    deadline: Deadline,
+) -> Result<(Outcome, Option<Stop>), String> {
     let started = Instant::now();
     let context = handshake::client_context(group)?;
-    let mut stream = connect(addrs, timeout)?;
+    let mut stream = Bounded::connect(addrs, deadline)?;
     if let Some(protocol) = starttls {
-        protocol.prepare(&mut stream)?;
+        protocol.prepare(&mut stream).map_err(|why| {
+            format!(
+                "{} (STARTTLS {}): {why}",
+                target.shown(),
+                format!("{protocol:?}").to_lowercase()
+            )
+        })?;
     }
     let mut ssl = Ssl::new(&context).map_err(|e| ossl::describe(&e))?;
     if target.host.parse::<std::net::IpAddr>().is_err() {
@@ -171,6 +172,32 @@ fn attempt(
             .map_err(|e| ossl::describe(&e))?;
     }
     Ok(handshake::over_stream(ssl, stream, started))
+}
+
+/// Why the stream stopping a handshake ends the check: a server that
+/// announces an oversized record is no TLS server; one that does not
+/// finish its part in time cannot be checked.
+fn stopped(target: &Target, outcome: &Outcome, stop: &Stop) -> String {
+    match stop {
+        Stop::Oversized(len) => format!(
+            "{} does not speak TLS: it announced a record of {len} bytes (TLS allows {})",
+            target.shown(),
+            tls_wire::MAX_RECORD
+        ),
+        Stop::Deadline(why) if outcome.received == 0 => format!(
+            "{} accepted the connection but did not answer the TLS ClientHello in time ({why})",
+            target.shown()
+        ),
+        Stop::Deadline(why) if outcome.answer.version.is_none() => format!(
+            "{} did not finish its answer to the TLS ClientHello in time ({} bytes came; {why})",
+            target.shown(),
+            outcome.received
+        ),
+        Stop::Deadline(why) => format!(
+            "{} did not finish the TLS handshake in time (after its ServerHello; {why})",
+            target.shown()
+        ),
+    }
 }
 
 /// Why an answer shows the server is not a TLS 1.3 server at all (as
@@ -194,6 +221,15 @@ fn not_tls13(target: &Target, outcome: &Outcome) -> Option<String> {
     // protocol_version (70): the server has no TLS 1.3.
     if answer.alert.is_some_and(|(_, code)| code == 70) {
         return Some(format!("{} does not offer TLS 1.3", target.shown()));
+    }
+    // TLS records, but neither a ServerHello (or HelloRetryRequest) nor an
+    // alert: libssl refused what came (an oversized message, garbage).
+    if answer.version.is_none() && answer.alert.is_none() {
+        return Some(format!(
+            "{} answered the TLS ClientHello with no ServerHello: {}",
+            target.shown(),
+            outcome.error.as_deref().unwrap_or("no reason")
+        ));
     }
     match answer.version {
         Some(v) if !answer.is_tls13() => Some(format!(
@@ -236,11 +272,17 @@ pub fn run(
             .map_err(|e| format!("cannot load the mlkem provider: {}", ossl::describe(&e)))?;
         "mlkem, loaded by this check (not enabled by the configuration in effect)".to_owned()
     };
-    let addrs = resolve(&target, timeout)?;
+    // The whole run's deadline; each step gets `timeout` within it.
+    let run_deadline = Instant::now() + bound(timeout);
+    let addrs = resolve(&target, Deadline::within(timeout, Some(run_deadline)))?;
     let offers = POST_QUANTUM.iter().map(|g| Some(g.name)).chain([None]);
     let mut attempts = Vec::new();
     for group in offers {
-        let outcome = attempt(&target, &addrs, starttls, group, timeout)?;
+        let deadline = Deadline::within(timeout, Some(run_deadline));
+        let (outcome, stop) = attempt(&target, &addrs, starttls, group, deadline)?;
+        if let Some(stop) = stop {
+            return Err(stopped(&target, &outcome, &stop));
+        }
         if let Some(why) = not_tls13(&target, &outcome) {
             return Err(why);
         }
@@ -335,6 +377,14 @@ mod tests {
         assert!(t("", None).is_err());
         assert!(t("a b", None).is_err());
         assert!(t("[::1", None).is_err());
+    }
+
+    #[test]
+    fn the_documented_bound() {
+        // The help text, docs/mlkem-provider-check.md and the manual page
+        // say 7 connections and 8 x --timeout (40 s by default).
+        assert_eq!(ATTEMPTS, 7);
+        assert_eq!(bound(Duration::from_secs(5)), Duration::from_secs(40));
     }
 
     #[test]

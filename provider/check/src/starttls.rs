@@ -25,6 +25,10 @@ pub enum Protocol {
 /// The longest line or packet read before the handshake.
 const MAX_LINE: usize = 8192;
 
+/// The most lines of one reply (SMTP's continuation lines, IMAP's untagged
+/// lines before the tagged answer): real servers send a few dozen at most.
+const MAX_LINES: usize = 100;
+
 impl Protocol {
     /// The port it is served on when none is given.
     pub fn default_port(self) -> u16 {
@@ -60,7 +64,7 @@ impl Protocol {
                     return Err(format!("not an IMAP greeting: {}", shown(&greeting)));
                 }
                 send(stream, b". STARTTLS\r\n")?;
-                loop {
+                for _ in 0..MAX_LINES {
                     let line = read_line(stream)?;
                     if let Some(status) = line.strip_prefix(". ") {
                         return if status.starts_with("OK") {
@@ -73,6 +77,9 @@ impl Protocol {
                         };
                     }
                 }
+                Err(format!(
+                    "expected an answer to STARTTLS, got more than {MAX_LINES} untagged lines"
+                ))
             }
             Protocol::Pop3 => {
                 let greeting = read_line(stream)?;
@@ -164,6 +171,8 @@ fn read_exact<S: Read>(stream: &mut S, buf: &mut [u8]) -> Result<(), String> {
 
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
+        // The deadline's own error says which.
+        std::io::ErrorKind::TimedOut if e.get_ref().is_some() => e.to_string(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => "no answer in time".into(),
         std::io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
         _ => e.to_string(),
@@ -201,8 +210,8 @@ fn expect_reply<S: Read>(stream: &mut S, code: &str, what: &str) -> Result<Vec<S
         if last {
             return Ok(lines);
         }
-        if lines.len() > 100 {
-            return Err(format!("expected {what}, got more than 100 lines"));
+        if lines.len() >= MAX_LINES {
+            return Err(format!("expected {what}, got more than {MAX_LINES} lines"));
         }
     }
 }
@@ -292,6 +301,26 @@ mod tests {
             .prepare(&mut Script::new(b"N"))
             .unwrap_err()
             .contains("ssl = off"));
+    }
+
+    #[test]
+    fn replies_are_capped_in_lines() {
+        let imap = |untagged: usize| {
+            let mut says = b"* OK ready\r\n".to_vec();
+            says.extend(b"* OK wait\r\n".repeat(untagged));
+            says.extend_from_slice(b". OK begin TLS\r\n");
+            Protocol::Imap.prepare(&mut Script::new(&says))
+        };
+        imap(MAX_LINES - 1).unwrap();
+        assert!(imap(MAX_LINES)
+            .unwrap_err()
+            .contains("more than 100 untagged lines"));
+        let mut banner = b"220-mx\r\n".repeat(MAX_LINES);
+        banner.extend_from_slice(b"220 mx\r\n");
+        assert!(Protocol::Smtp
+            .prepare(&mut Script::new(&banner))
+            .unwrap_err()
+            .contains("got more than 100 lines"));
     }
 
     #[test]

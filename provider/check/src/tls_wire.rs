@@ -50,6 +50,47 @@ impl ServerAnswer {
     }
 }
 
+/// The largest record a TLS peer may send: 2^14 bytes of plaintext plus
+/// 2048 of expansion (RFC 5246, 6.2.3; TLS 1.3 allows only 256).
+pub const MAX_RECORD: usize = (1 << 14) + 2048;
+
+/// Follows the record framing of the bytes a server sends, to refuse a
+/// record whose header announces more than [`MAX_RECORD`] bytes before any
+/// of its body is read.
+#[derive(Debug, Default)]
+pub struct RecordFraming {
+    header: [u8; 5],
+    have: usize,
+    body_left: usize,
+}
+
+impl RecordFraming {
+    /// Takes the next bytes of the stream; an error is the length a
+    /// header announced.
+    pub fn feed(&mut self, mut bytes: &[u8]) -> Result<(), usize> {
+        while !bytes.is_empty() {
+            if self.body_left > 0 {
+                let n = self.body_left.min(bytes.len());
+                self.body_left -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            self.header[self.have] = bytes[0];
+            self.have += 1;
+            bytes = &bytes[1..];
+            if self.have == self.header.len() {
+                self.have = 0;
+                let len = usize::from(u16::from_be_bytes([self.header[3], self.header[4]]));
+                if len > MAX_RECORD {
+                    return Err(len);
+                }
+                self.body_left = len;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A bounds-checked reader of TLS's big-endian, length-prefixed fields.
 struct Reader<'a>(&'a [u8]);
 
@@ -305,6 +346,26 @@ mod tests {
         assert_eq!(
             (direct.hello_retry_group, direct.group),
             (None, Some(0x11ec))
+        );
+    }
+
+    #[test]
+    fn refuses_an_oversized_record_at_its_header() {
+        let mut framing = RecordFraming::default();
+        let stream = [
+            record(RECORD_HANDSHAKE, &[0; MAX_RECORD]),
+            record(23, &[1; 300]),
+        ]
+        .concat();
+        // Fed in odd pieces, as reads return them.
+        for piece in stream.chunks(7) {
+            framing.feed(piece).unwrap();
+        }
+        assert_eq!(framing.feed(&[22, 3, 3, 0x48]), Ok(()));
+        assert_eq!(framing.feed(&[0x01]), Err(0x4801));
+        assert_eq!(
+            RecordFraming::default().feed(&[22, 3, 3, 0xff, 0xff, 2]),
+            Err(65535)
         );
     }
 
