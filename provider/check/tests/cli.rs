@@ -212,26 +212,7 @@ struct Server(Child);
 
 impl Server {
     fn start(openssl: &Path, conf: &Path, s: &Scratch, port: u16, groups: &str) -> Self {
-        let cert = s.path("cert.pem");
-        if !cert.exists() {
-            let made = Command::new("openssl")
-                .args([
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "ec",
-                    "-pkeyopt",
-                    "ec_paramgen_curve:P-256",
-                ])
-                .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
-                .arg(s.path("key.pem"))
-                .arg("-out")
-                .arg(&cert)
-                .env("OPENSSL_CONF", "/dev/null")
-                .output()
-                .unwrap();
-            assert!(made.status.success(), "{}", text(&made));
-        }
+        let cert = s.cert();
         let child = Command::new(openssl)
             .args([
                 "s_server",

@@ -69,23 +69,7 @@ fn prepare(s: &Scratch, corpus: &Path) {
         snippets.join("20-mlkem-tls-groups.Conf"),
     )
     .unwrap();
-    let made = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
-        .arg(s.path("key.pem"))
-        .arg("-out")
-        .arg(s.path("cert.pem"))
-        .env("OPENSSL_CONF", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", text(&made));
+    s.cert();
 }
 
 /// `openssl` with the corpus' environment.

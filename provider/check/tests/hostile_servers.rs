@@ -6,12 +6,12 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const CHECK: &str = env!("CARGO_BIN_EXE_mlkem-provider-check");
+mod common;
+use common::{Scratch, CHECK};
 
 /// The documented bound of a run: the name lookup and the seven attempts
 /// get `--timeout` each.
@@ -20,42 +20,6 @@ const ATTEMPTS_AND_LOOKUP: u32 = 8;
 /// Room for the process to start, load the provider and exit on a loaded
 /// machine (tests run in parallel).
 const SLACK: Duration = Duration::from_secs(3);
-
-/// A directory with this workspace's provider as mlkem.so and an empty
-/// configuration: the check loads the provider itself from
-/// OPENSSL_MODULES, as on a machine where it is installed but not enabled.
-struct Modules {
-    dir: PathBuf,
-}
-
-impl Modules {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("mlkem-check-hostile-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        // target/release/deps/hostile_servers-* -> target/release/libmlkem.so
-        let exe = std::env::current_exe().unwrap();
-        let built = exe
-            .parent()
-            .and_then(Path::parent)
-            .unwrap()
-            .join("libmlkem.so");
-        assert!(
-            built.exists(),
-            "{} missing: run `cargo build --release -p mlkem-provider` first",
-            built.display()
-        );
-        std::fs::copy(&built, dir.join("mlkem.so")).unwrap();
-        std::fs::write(dir.join("empty.cnf"), "").unwrap();
-        Self { dir }
-    }
-}
-
-impl Drop for Modules {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// A server on 127.0.0.1 that runs `serve` on each connection, in its own
 /// thread; the listener is bound before its port is handed out.
@@ -81,13 +45,17 @@ fn repeat(mut stream: TcpStream, bytes: &[u8], pause: Duration) {
 
 /// The check against 127.0.0.1:`port`, and how long it took.
 fn check(name: &str, port: u16, timeout: u64, extra: &[&str]) -> (Output, Duration) {
-    let modules = Modules::new(name);
+    // This workspace's provider as mlkem.so and an empty configuration:
+    // the check loads the provider itself from OPENSSL_MODULES, as on a
+    // machine where it is installed but not enabled.
+    let modules = Scratch::new(&format!("hostile-{name}"));
+    let empty = modules.write("empty.cnf", "");
     let started = Instant::now();
     let out = Command::new(CHECK)
         .args(["--timeout", &timeout.to_string()])
         .args(extra)
         .arg(format!("127.0.0.1:{port}"))
-        .env("OPENSSL_CONF", modules.dir.join("empty.cnf"))
+        .env("OPENSSL_CONF", &empty)
         .env("OPENSSL_MODULES", &modules.dir)
         .output()
         .unwrap();

@@ -60,6 +60,32 @@ impl Scratch {
         path
     }
 
+    /// A P-256 key and self-signed certificate for `localhost`
+    /// (`key.pem`, `cert.pem`), made once; the certificate's path.
+    pub fn cert(&self) -> PathBuf {
+        let cert = self.path("cert.pem");
+        if !cert.exists() {
+            let made = Command::new("openssl")
+                .args(["req", "-x509", "-newkey", "ec"])
+                .args([
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                    "-nodes",
+                    "-days",
+                    "1",
+                ])
+                .args(["-subj", "/CN=localhost", "-keyout"])
+                .arg(self.path("key.pem"))
+                .arg("-out")
+                .arg(&cert)
+                .env("OPENSSL_CONF", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(made.status.success(), "{}", text(&made));
+        }
+        cert
+    }
+
     /// The two `.include` lines of the deployment guide, for this directory.
     pub fn includes(&self) -> String {
         format!(
