@@ -39,6 +39,12 @@ pub struct Setup {
     pub module: Option<String>,
     /// `Groups` (or `Curves`) of the system_default TLS settings, and where.
     pub groups: Option<Entry>,
+    /// Other `Groups` (or `Curves`) lines of the file that holds the one in
+    /// effect, in sections other than its own: a crypto-policies `local.d`
+    /// file appended without its `[ crypto_policy ]` line.
+    pub misplaced_groups: Vec<Entry>,
+    /// The providers section's `mlkem = ...` line, and where.
+    pub provider_line: Option<Entry>,
     /// `MaxProtocol` of the system_default TLS settings, and where.
     pub max_protocol: Option<Entry>,
     /// `default_properties` of the algorithm section.
@@ -190,6 +196,7 @@ pub fn diagnose(config: &Settings) -> Setup {
                 status: Status::Fail,
             });
         }
+        setup.provider_line = listed.iter().find(|e| e.key == PROVIDER).cloned();
         setup.module = listed
             .iter()
             .find(|e| e.key == PROVIDER)
@@ -214,6 +221,19 @@ pub fn diagnose(config: &Settings) -> Setup {
             .get(defaults, "Groups")
             .or_else(|| config.get(defaults, "Curves"));
         setup.max_protocol = config.get(defaults, "MaxProtocol");
+        if let Some(groups) = &setup.groups {
+            setup.misplaced_groups = config
+                .explain()
+                .entries
+                .iter()
+                .filter(|e| {
+                    matches!(e.key.as_str(), "Groups" | "Curves")
+                        && e.at.file == groups.at.file
+                        && e.section != groups.section
+                })
+                .cloned()
+                .collect();
+        }
     }
     setup.default_properties = config
         .get(&init, "alg_section")

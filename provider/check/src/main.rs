@@ -14,6 +14,7 @@ mod elf;
 mod enable;
 mod groups;
 mod handshake;
+mod layout;
 mod local;
 mod ossl;
 mod remote;

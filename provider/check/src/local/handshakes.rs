@@ -98,7 +98,12 @@ fn negotiated(outcome: &Outcome) -> String {
 
 /// Every handshake step: the default pair, then (with the provider active)
 /// each post-quantum group.
-pub(super) fn handshakes(setup: &Setup, provider_active: bool, steps: &mut Vec<Step>) {
+pub(super) fn handshakes(
+    setup: &Setup,
+    provider_active: bool,
+    groups_fix: &str,
+    steps: &mut Vec<Step>,
+) {
     let identity = match server_identity() {
         Ok(identity) => identity,
         Err(e) => {
@@ -130,15 +135,20 @@ pub(super) fn handshakes(setup: &Setup, provider_active: bool, steps: &mut Vec<S
         }
     };
 
-    steps.extend(default_pair(&client, &server, &configured));
+    steps.extend(default_pair(&client, &server, &configured, groups_fix));
     if provider_active {
-        steps.extend(per_group(&identity, &server, &configured));
+        steps.extend(per_group(&identity, &server, &configured, groups_fix));
     }
 }
 
 /// A default client against a default server: what programs get. Two
 /// steps: what the client offers, and what the pair negotiates.
-fn default_pair(client: &SslContext, server: &SslContext, configured: &str) -> Vec<Step> {
+fn default_pair(
+    client: &SslContext,
+    server: &SslContext,
+    configured: &str,
+    groups_fix: &str,
+) -> Vec<Step> {
     let mut steps = Vec::new();
     let outcome = handshake(client, server);
     let leads = outcome
@@ -158,8 +168,7 @@ fn default_pair(client: &SslContext, server: &SslContext, configured: &str) -> V
             format!("offers {} ({configured})", offered(&outcome)),
             "a client sends a key share for its first group only: programs start classical, and \
              stay classical with a server that also takes X25519",
-            "append `.include /etc/ssl/mlkem-tls-groups.cnf` after mlkem-provider.cnf (or put \
-             X25519MLKEM768 first in your own system_default section's Groups line)",
+            groups_fix,
         ));
     }
     match (outcome.group(), &outcome.error) {
@@ -181,7 +190,7 @@ fn default_pair(client: &SslContext, server: &SslContext, configured: &str) -> V
                 negotiated(&outcome)
             ),
             "programs that leave the groups to OpenSSL stay classical",
-            "include /etc/ssl/mlkem-tls-groups.cnf, or set the groups in each program",
+            format!("{groups_fix}; or set the groups in each program"),
         )),
         (None, error) => steps.push(Step::problem(
             "default handshake",
@@ -196,7 +205,12 @@ fn default_pair(client: &SslContext, server: &SslContext, configured: &str) -> V
 
 /// Which post-quantum groups a default server takes (one step), then each
 /// group end to end through the provider (a step each).
-fn per_group(identity: &Identity, server: &SslContext, configured: &str) -> Vec<Step> {
+fn per_group(
+    identity: &Identity,
+    server: &SslContext,
+    configured: &str,
+    groups_fix: &str,
+) -> Vec<Step> {
     let mut accepted = Vec::new();
     let mut per_group = Vec::new();
     for group in POST_QUANTUM {
@@ -247,7 +261,7 @@ fn per_group(identity: &Identity, server: &SslContext, configured: &str) -> Vec<
             Status::Fail,
             format!("accepts none of the post-quantum groups ({configured})"),
             "servers that leave the groups to OpenSSL stay classical",
-            "include /etc/ssl/mlkem-tls-groups.cnf, or set each server's groups (nginx ssl_ecdh_curve, ...)",
+            format!("{groups_fix}; or set each server's groups (nginx ssl_ecdh_curve, ...)"),
         )
     } else {
         Step::new(

@@ -15,6 +15,8 @@ use release_bugs::{long_group_list, tls12_group_choice};
 
 use crate::diagnosis::{self, Setup, PROVIDER};
 use crate::elf;
+use crate::groups;
+use crate::layout::{CryptoPolicy, Layout};
 use crate::ossl;
 use crate::report::{Status, Step};
 use crate::settings::Settings;
@@ -32,9 +34,6 @@ pub struct LocalReport {
     /// One line: in effect or not, and why.
     pub conclusion: String,
 }
-
-const ENABLE: &str = "append `.include /etc/ssl/mlkem-provider.cnf` and \
-                      `.include /etc/ssl/mlkem-tls-groups.cnf` at the end of the configuration file";
 
 /// Runs every local step.
 pub fn run() -> LocalReport {
@@ -55,7 +54,10 @@ pub fn run() -> LocalReport {
         ),
     ));
 
+    let layout = Layout::detect(&info.openssl_dir, &info.modules_dir);
     let (file, setup) = configuration(&info.openssl_dir, &mut steps);
+    let policy = setup.groups.as_ref().and_then(CryptoPolicy::of);
+    steps.extend(crypto_policy(&setup, policy.as_ref()));
     if let Some(step) = tls12_group_choice(&info.version, &setup) {
         steps.push(step);
     }
@@ -77,9 +79,16 @@ pub fn run() -> LocalReport {
         ));
         return finish(steps, &[]);
     }
-    module(&info.modules_dir, &setup, &mut steps);
-    providers(&file, &setup, &mut steps);
-    handshakes(&setup, ossl::provider_available(PROVIDER), &mut steps);
+    module(&info.modules_dir, &setup, &layout, &mut steps);
+    providers(&file, &setup, &layout, &mut steps);
+    steps.push(fips(&setup));
+    let groups_fix = layout.enable_groups(policy.as_ref());
+    handshakes(
+        &setup,
+        ossl::provider_available(PROVIDER),
+        &groups_fix,
+        &mut steps,
+    );
     finish(steps, &setup.replaced)
 }
 
@@ -258,7 +267,7 @@ fn module_path(modules_dir: &Path, setup: &Setup) -> (PathBuf, &'static str) {
     }
 }
 
-fn module(modules_dir: &Path, setup: &Setup, steps: &mut Vec<Step>) {
+fn module(modules_dir: &Path, setup: &Setup, layout: &Layout, steps: &mut Vec<Step>) {
     let (path, from) = module_path(modules_dir, setup);
     let shown = format!("{} (from {from})", path.display());
     // Opened rather than stat'ed: the same call OpenSSL's loader makes (and
@@ -279,8 +288,10 @@ fn module(modules_dir: &Path, setup: &Setup, steps: &mut Vec<Step>) {
             Status::Fail,
             format!("no mlkem.so at {shown}"),
             "programs that load the provider run without it: TLS stays classical",
-            "install the package (dpkg -i mlkem-provider_*.deb) or scripts/install.sh, \
-             or point `module =` in [mlkem_sect] at the file",
+            format!(
+                "{}, or point `module =` in [mlkem_sect] at the file",
+                layout.install()
+            ),
         ));
         return;
     }
@@ -327,11 +338,11 @@ fn module(modules_dir: &Path, setup: &Setup, steps: &mut Vec<Step>) {
     }
 }
 
-fn providers(file: &Path, setup: &Setup, steps: &mut Vec<Step>) {
+fn providers(file: &Path, setup: &Setup, layout: &Layout, steps: &mut Vec<Step>) {
     let mlkem = ossl::provider_available(PROVIDER);
     let default = ossl::provider_available("default");
     let explained = if setup.findings.is_empty() {
-        format!("{ENABLE} ({})", file.display())
+        layout.enable_provider(file)
     } else {
         "see the configuration findings above".to_owned()
     };
@@ -340,8 +351,12 @@ fn providers(file: &Path, setup: &Setup, steps: &mut Vec<Step>) {
             "providers",
             Status::Ok,
             format!(
-                "the configuration activates mlkem and default (providers section [{}])",
-                setup.providers_section.as_deref().unwrap_or("?")
+                "the configuration activates mlkem and default (providers section [{}]{})",
+                setup.providers_section.as_deref().unwrap_or("?"),
+                setup
+                    .provider_line
+                    .as_ref()
+                    .map_or(String::new(), |e| format!("; mlkem named at {}", e.at))
             ),
         )),
         (false, _) => steps.push(Step::problem(
@@ -383,4 +398,115 @@ fn providers(file: &Path, setup: &Setup, steps: &mut Vec<Step>) {
         )),
         None => steps.push(Step::new("ML-KEM", Status::Fail, "no provider serves ML-KEM-768")),
     }
+}
+
+/// Where crypto-policies writes the `Groups` line: whether its policy
+/// leaves the post-quantum groups off (the one-line step that turns them
+/// on), and lines a `local.d` file put in the wrong section.
+fn crypto_policy(setup: &Setup, policy: Option<&CryptoPolicy>) -> Vec<Step> {
+    let (Some(groups), Some(policy)) = (setup.groups.as_ref(), policy) else {
+        return Vec::new();
+    };
+    let mut steps = Vec::new();
+    let post_quantum = groups
+        .value
+        .split(':')
+        .any(|g| groups::post_quantum_named(g).is_some());
+    steps.push(if post_quantum {
+        Step::new(
+            "crypto-policies",
+            Status::Ok,
+            format!(
+                "{} lists the post-quantum groups (Groups at {})",
+                policy.describe(),
+                groups.at
+            ),
+        )
+    } else {
+        Step::problem(
+            "crypto-policies",
+            Status::Fail,
+            format!(
+                "{} keeps the post-quantum groups off (Groups = {} at {}); turn them on: {}",
+                policy.describe(),
+                groups.value,
+                groups.at,
+                policy.step()
+            ),
+            "the provider may be loaded, but programs never offer or accept its groups",
+            policy.step(),
+        )
+    });
+    for misplaced in &setup.misplaced_groups {
+        steps.push(Step::problem(
+            "crypto-policies",
+            Status::Warn,
+            format!(
+                "`{} = {}` at {} is in [{}], not [{}]: a local.d file without its \
+                 `[ {} ]` line",
+                misplaced.key,
+                misplaced.value,
+                misplaced.at,
+                misplaced.section,
+                groups.section,
+                groups.section
+            ),
+            "crypto-policies appends local.d files to the back-end file, which ends in another \
+             section: the line never reaches the TLS settings",
+            format!(
+                "open the local.d file with `[ {} ]` (as {} does), then run update-crypto-policies",
+                groups.section,
+                crate::layout::POLICY_SNIPPET
+            ),
+        ));
+    }
+    steps
+}
+
+/// FIPS mode: OpenSSL then fetches only algorithms with `fips=yes`, which
+/// mlkem's are not (it is not FIPS-validated).
+fn fips(setup: &Setup) -> Step {
+    let kernel =
+        std::fs::read_to_string("/proc/sys/crypto/fips_enabled").is_ok_and(|s| s.trim() == "1");
+    let provider = ossl::provider_available("fips");
+    let properties = setup
+        .default_properties
+        .as_ref()
+        .filter(|p| p.value.replace(' ', "").contains("fips=yes"));
+    let mut evidence = Vec::new();
+    if provider {
+        evidence.push("the fips provider is active".to_owned());
+    }
+    if let Some(p) = properties {
+        evidence.push(format!("default_properties = {} at {}", p.value, p.at));
+    }
+    let why = "OpenSSL then fetches only algorithms with fips=yes, which mlkem's are not (it is \
+               not FIPS-validated): programs never use it, and TLS stays classical";
+    if !evidence.is_empty() {
+        return Step::problem(
+            "FIPS",
+            Status::Fail,
+            format!("FIPS mode is in effect: {}", evidence.join("; ")),
+            why,
+            "post-quantum TLS through this provider needs FIPS mode off (RHEL: \
+             fips-mode-setup --disable); a FIPS-validated ML-KEM comes with the distribution's \
+             own OpenSSL 3.5+",
+        );
+    }
+    if kernel {
+        return Step::problem(
+            "FIPS",
+            Status::Warn,
+            "the kernel is in FIPS mode (/proc/sys/crypto/fips_enabled = 1), this OpenSSL's \
+             configuration is not",
+            "RHEL's own OpenSSL follows the kernel and loads only its FIPS provider, without \
+             a word in openssl.cnf",
+            "on RHEL, post-quantum TLS through this provider needs FIPS mode off",
+        );
+    }
+    Step::new(
+        "FIPS",
+        Status::Info,
+        "off: no fips provider, no fips=yes, the kernel not in FIPS mode",
+    )
 }
