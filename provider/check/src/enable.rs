@@ -14,6 +14,7 @@
 use crate::conf::DEFAULT_SECTION;
 use crate::diagnosis::{is_true, PROVIDER};
 use crate::groups::{self, POST_QUANTUM};
+use crate::layout::CryptoPolicy;
 use crate::local::GROUP_LIST_LIMIT;
 use crate::settings::Settings;
 
@@ -96,8 +97,22 @@ pub fn lines(config: &Settings) -> Result<String, String> {
     match ssl_conf {
         Some(section) => match config.get(section, "system_default") {
             Some(defaults) => {
-                let groups = groups_line(config, &defaults.value, &mut out);
-                out.section(&defaults.value, &[("Groups", &groups)]);
+                let policy = config
+                    .get(&defaults.value, "Groups")
+                    .and_then(|g| CryptoPolicy::of(&g));
+                match policy {
+                    // A Groups line here would override the policy's own
+                    // settings; its local.d step adds to them instead.
+                    Some(policy) => out.comment(&format!(
+                        "the groups come from {}: turn them on with `{}`",
+                        policy.describe(),
+                        policy.step()
+                    )),
+                    None => {
+                        let groups = groups_line(config, &defaults.value, &mut out);
+                        out.section(&defaults.value, &[("Groups", &groups)]);
+                    }
+                }
             }
             None => {
                 let groups = groups_line(config, "", &mut out);

@@ -12,7 +12,8 @@ use common::{assert_exit, check_with_modules, text, Scratch};
 /// RHEL 9's crypto-policies back-end file, as far as this matters: the
 /// TLS settings, then a section of its own at the end (RHEL's ends in
 /// `[evp_properties]`), so that appended lines without a header land there.
-const BACK_END: &str = "CipherString = @SECLEVEL=2:kEECDH:kRSA:kEDH:kPSK:-aDSS:!DES:!RC4:!eNULL:!aNULL:!MD5\n\
+const BACK_END: &str =
+    "CipherString = @SECLEVEL=2:kEECDH:kRSA:kEDH:kPSK:-aDSS:!DES:!RC4:!eNULL:!aNULL:!MD5\n\
     TLS.MinProtocol = TLSv1.2\n\
     Groups = X25519:secp256r1:X448:secp521r1:secp384r1:ffdhe2048:ffdhe3072\n\
     \n[policy_tail]\nnote = the back-end file's last section\n";
@@ -28,7 +29,8 @@ fn rhel_cnf(s: &Scratch) -> String {
          default = default_sect\nmlkem = mlkem_sect\n[default_sect]\nactivate = 1\n\
          [mlkem_sect]\nactivate = 1\n[ ssl_module ]\nsystem_default = crypto_policy\n\
          [ crypto_policy ]\n.include = {}\n",
-        s.path("crypto-policies/back-ends/opensslcnf.config").display()
+        s.path("crypto-policies/back-ends/opensslcnf.config")
+            .display()
     )
 }
 
@@ -61,6 +63,12 @@ fn crypto_policies_groups_are_named_with_the_step_that_turns_them_on() {
             "info  FIPS: off",
         ],
     );
+
+    // --enable-lines adds no Groups line of its own over the policy's: it
+    // names the same step.
+    let lines = check_with_modules(&conf, Some(&s.dir), &["--enable-lines"]);
+    assert_exit(&lines, 0, &[&format!("turn them on with `{step}`")]);
+    assert!(!text(&lines).contains("Groups ="), "{}", text(&lines));
 
     // The documented step: update-crypto-policies appends local.d's files.
     fs::write(&back_end, format!("{BACK_END}{LOCAL_D}")).unwrap();
