@@ -13,7 +13,7 @@
 
 use crate::conf::{Config, DEFAULT_SECTION};
 use crate::diagnosis::{is_true, PROVIDER};
-use crate::groups::{self, POST_QUANTUM};
+use crate::groups;
 use crate::local::GROUP_LIST_LIMIT;
 
 /// The two lines of the documented step, for a file with no sections of
@@ -170,7 +170,7 @@ fn groups_line(config: &Config, section: &str, out: &mut Lines) -> String {
         .get(section, "Groups")
         .or_else(|| config.get(section, "Curves"))
         .map_or(BUILT_IN_GROUPS, |e| e.value.as_str());
-    let pq = POST_QUANTUM.iter().map(|g| g.name);
+    let pq = groups::post_quantum().map(|g| g.name());
     let rest = own
         .split(':')
         .map(str::trim)

@@ -10,7 +10,7 @@ use openssl::ssl::Ssl;
 use serde::Serialize;
 
 use crate::diagnosis::PROVIDER;
-use crate::groups::{self, POST_QUANTUM};
+use crate::groups;
 use crate::handshake::{self, Outcome};
 use crate::ossl;
 use crate::starttls::Protocol;
@@ -237,7 +237,7 @@ pub fn run(
         "mlkem, loaded by this check (not enabled by the configuration in effect)".to_owned()
     };
     let addrs = resolve(&target, timeout)?;
-    let offers = POST_QUANTUM.iter().map(|g| Some(g.name)).chain([None]);
+    let offers = groups::post_quantum().map(|g| Some(g.name())).chain([None]);
     let mut attempts = Vec::new();
     for group in offers {
         let outcome = attempt(&target, &addrs, starttls, group, timeout)?;
