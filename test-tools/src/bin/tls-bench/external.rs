@@ -10,25 +10,30 @@ use serde_json::json;
 use test_tools::cli;
 use test_tools::evp_harness::Library;
 use test_tools::measure::{Measurement, Operation, Trial};
+use tls_groups::Group;
 
 use crate::args::Args;
-use crate::groups::{check_group, known_group, KnownGroup};
-use crate::providers::OURS;
+use crate::groups::{check_group, check_key_exchange, known_group};
+use crate::providers::{MLKEM, OURS};
 use crate::table::external_table;
 use crate::tls::TlsContext;
 
-/// One connection: TCP, a full TLS 1.3 handshake offering only `known`'s
-/// group, a check of the negotiated group, and `GET /` answered with 200.
+/// One connection: TCP, a full TLS 1.3 handshake offering only `group`, a
+/// check of the negotiated group and (a post-quantum one) that our provider
+/// served the key exchange, and `GET /` answered with 200.
 pub(crate) fn external_handshake(
     address: &str,
     context: &SslContext,
-    known: Option<KnownGroup>,
+    group: &Group,
 ) -> Result<(), String> {
     let tcp = TcpStream::connect(address).map_err(|e| format!("connect: {e}"))?;
     let _ = tcp.set_nodelay(true);
     let ssl = Ssl::new(context).map_err(|e| format!("SSL_new: {e}"))?;
     let mut tls = ssl.connect(tcp).map_err(|e| format!("handshake: {e}"))?;
-    check_group(tls.ssl(), known)?;
+    check_group(tls.ssl(), group)?;
+    if group.post_quantum() {
+        check_key_exchange(tls.ssl(), false, MLKEM)?;
+    }
     let request = b"GET / HTTP/1.0\r\nHost: localhost\r\n\r\n";
     tls.write_all(request).map_err(|e| format!("write: {e}"))?;
     let mut response = Vec::new();
@@ -49,14 +54,14 @@ pub(crate) fn external_round(
     args: &Args,
     address: &str,
     context: &SslContext,
-    group: &str,
+    group: &Group,
 ) -> Tally {
-    let (known, started, start) = (known_group(group), AtomicUsize::new(0), Instant::now());
+    let (started, start) = (AtomicUsize::new(0), Instant::now());
     let client = || {
         let mut tally: Tally = (0, 0, None);
         while args.allows(started.fetch_add(1, Ordering::Relaxed), start) {
             tally.0 += 1;
-            if let Err(e) = external_handshake(address, context, known) {
+            if let Err(e) = external_handshake(address, context, group) {
                 tally.1 += 1;
                 tally.2.get_or_insert(e);
             }
@@ -98,7 +103,8 @@ pub(crate) fn run_external(args: &Args, address: &str) -> Result<(), String> {
     for group in &args.groups() {
         let context = TlsContext::new(&ours, Some(OURS), group, None)?;
         let start = Instant::now();
-        let (n, failures_here, first) = external_round(args, address, &context.0, group);
+        let known = known_group(group)?;
+        let (n, failures_here, first) = external_round(args, address, &context.0, known);
         let trial = Trial::timed(n as u64, start.elapsed().as_secs_f64(), None);
         eprintln!(
             "[{group}] {n} handshakes, {failures_here} failures in {:.1} s",

@@ -1,62 +1,89 @@
-//! Which group a handshake negotiated, checked against the group table.
+//! What a handshake used: the group it negotiated, checked against the
+//! group table (the `tls-groups` crate, which the provider registers its
+//! groups from), and the provider that served its key exchange.
 
-use std::ffi::{c_int, c_long};
+use std::ffi::{c_long, CStr};
 
-use foreign_types_shared::ForeignTypeRef;
 use openssl::ssl::SslRef;
-use openssl_sys as ffi;
+use tls_groups::{Group, GROUPS};
 
-use crate::ffi::{SSL_CTRL_GET_NEGOTIATED_GROUP, TLSEXT_NID_UNKNOWN};
+use crate::ffi::{group_name, negotiated_group, provider_of};
 
-/// The groups whose negotiation can be checked exactly: OpenSSL's names and
-/// the other spellings our provider also registers (oqsprovider's and
-/// crypto-policies'; names compare without case, so `mlkem768` is
-/// `MLKEM768`), the TLS code point and the NID libssl reports (`NID_undef` where it reports
-/// [`TLSEXT_NID_UNKNOWN`] | the code point instead).
-pub(crate) const KNOWN_GROUPS: [(&str, u16, c_int); 11] = [
-    ("X25519", 0x001d, ffi::NID_X25519),
-    ("X448", 0x001e, ffi::NID_X448),
-    (
-        "P-256 secp256r1 prime256v1",
-        0x0017,
-        ffi::NID_X9_62_prime256v1,
-    ),
-    ("P-384 secp384r1", 0x0018, ffi::NID_secp384r1),
-    ("P-521 secp521r1", 0x0019, ffi::NID_secp521r1),
-    ("MLKEM512", 0x0200, ffi::NID_undef),
-    ("MLKEM768", 0x0201, ffi::NID_undef),
-    ("MLKEM1024", 0x0202, ffi::NID_undef),
-    ("SecP256r1MLKEM768 p256_mlkem768", 0x11eb, ffi::NID_undef),
-    ("X25519MLKEM768 x25519_mlkem768", 0x11ec, ffi::NID_undef),
-    ("SecP384r1MLKEM1024 p384_mlkem1024", 0x11ed, ffi::NID_undef),
-];
+/// libssl reports a group it has no NID for as this bit or'ed with the
+/// group's TLS code point.
+pub(crate) const TLSEXT_NID_UNKNOWN: c_long = 0x100_0000;
 
-/// A [`KNOWN_GROUPS`] entry's code point and NID.
-pub(crate) type KnownGroup = (u16, c_int);
-
-pub(crate) fn known_group(name: &str) -> Option<KnownGroup> {
-    let names = |g: &&(&str, u16, c_int)| g.0.split(" ").any(|n| n.eq_ignore_ascii_case(name));
-    let found = KNOWN_GROUPS.iter().find(names);
-    found.map(|&(_, code_point, nid)| (code_point, nid))
+/// The group one of whose spellings is `name` (compared without case); an
+/// error for a name the table does not know, whose negotiation could not
+/// be checked.
+pub(crate) fn known_group(name: &str) -> Result<&'static Group, String> {
+    tls_groups::named(name).ok_or_else(|| {
+        let known: Vec<&str> = GROUPS.iter().map(Group::name).collect();
+        format!("unknown group {name:?} (known: {})", known.join(", "))
+    })
 }
 
-/// Whether `SSL_get_negotiated_group` reported `group`.
-pub(crate) fn reports((code_point, nid): KnownGroup, reported: c_long) -> bool {
-    (nid != ffi::NID_undef && reported == c_long::from(nid))
-        || reported == TLSEXT_NID_UNKNOWN | c_long::from(code_point)
+/// The group `SSL_get_negotiated_group` reported: by its code point
+/// (`TLSEXT_NID_UNKNOWN` | the code point), or by libssl's name for the NID.
+fn reported_group(reported: c_long, name: Option<&str>) -> Option<&'static Group> {
+    match reported & TLSEXT_NID_UNKNOWN != 0 {
+        true => u16::try_from(reported & 0xffff)
+            .ok()
+            .and_then(tls_groups::by_code_point),
+        false => name.and_then(tls_groups::named),
+    }
 }
 
 /// Checks that a finished handshake (TLS 1.3: the contexts allow no other)
-/// negotiated `known`'s group.
-pub(crate) fn check_group(ssl: &SslRef, known: Option<KnownGroup>) -> Result<(), String> {
-    let null = std::ptr::null_mut();
-    // SAFETY: a live SSL (borrowed); this control reads state and takes no
-    // pointer.
-    let reported = unsafe { ffi::SSL_ctrl(ssl.as_ptr(), SSL_CTRL_GET_NEGOTIATED_GROUP, 0, null) };
-    match known.is_some_and(|k| !reports(k, reported)) {
-        true => Err(format!("negotiated group {reported:#x}")),
-        false => Ok(()),
+/// negotiated `expected`.
+pub(crate) fn check_group(ssl: &SslRef, expected: &Group) -> Result<(), String> {
+    let reported = negotiated_group(ssl);
+    let name = group_name(ssl, reported).map(CStr::to_string_lossy);
+    match reported_group(reported, name.as_deref()) {
+        Some(group) if group.code_point == expected.code_point => Ok(()),
+        Some(group) => Err(format!("negotiated {}", group.name())),
+        None => Err(format!(
+            "negotiated group {reported:#x} ({})",
+            name.as_deref().unwrap_or("no name")
+        )),
     }
+}
+
+/// Calls `f` with the provider that served a finished handshake's key
+/// exchange, as this end saw it: the provider of the client's key share,
+/// which the client generated (`SSL_get_tmp_key`) and the server parsed
+/// (`SSL_get_peer_tmp_key`) with their SSL_CTX's library context and
+/// property query (the KEM or key exchange then runs in the key's
+/// provider); `None` where there is no key to tell it by.
+fn served_by<R>(ssl: &SslRef, server: bool, f: impl FnOnce(Option<&CStr>) -> R) -> R {
+    match server {
+        true => f(ssl.peer_tmp_key().ok().as_deref().and_then(provider_of)),
+        false => f(ssl.tmp_key().ok().as_deref().and_then(provider_of)),
+    }
+}
+
+/// Checks that provider `expected` served a finished handshake's key
+/// exchange, as this end saw it.
+pub(crate) fn check_key_exchange(
+    ssl: &SslRef,
+    server: bool,
+    expected: &CStr,
+) -> Result<(), String> {
+    served_by(ssl, server, |provider| match provider {
+        Some(provider) if provider == expected => Ok(()),
+        Some(provider) => Err(format!(
+            "key exchange served by provider {}, not {}",
+            provider.to_string_lossy(),
+            expected.to_string_lossy()
+        )),
+        None => Err("no key share to tell the key exchange's provider by".to_owned()),
+    })
+}
+
+/// The provider that served a finished handshake's key exchange, as this
+/// end saw it.
+pub(crate) fn key_exchange_provider(ssl: &SslRef, server: bool) -> Option<String> {
+    served_by(ssl, server, |p| p.map(|p| p.to_string_lossy().into_owned()))
 }
 
 #[cfg(test)]
@@ -64,15 +91,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn known_groups_match_what_libssl_reports() {
-        let x25519 = known_group("x25519").unwrap();
-        assert!(reports(x25519, 1034) && reports(x25519, 0x100_001d));
-        assert!(!reports(x25519, 0x100_0201));
-        let mlkem768 = known_group("MLKEM768").unwrap();
-        assert!(reports(mlkem768, 0x100_0201) && !reports(mlkem768, 0x201));
-        assert!(!reports(mlkem768, 0), "NID_undef is no group");
-        assert_eq!(known_group("prime256v1").unwrap().0, 0x17);
-        assert_eq!(known_group("X25519MLKEM768").unwrap().0, 0x11ec);
+    fn reported_groups_by_code_point_or_name() {
+        let named = |reported, name| reported_group(reported, name).map(Group::name);
+        assert_eq!(named(0x100_11ec, None), Some("X25519MLKEM768"));
+        assert_eq!(named(0x100_0201, Some("ignored")), Some("MLKEM768"));
+        assert_eq!(named(0x100_2f3a, None), None);
+        // NIDs, by libssl's names for them.
+        assert_eq!(named(1034, Some("x25519")), Some("X25519"));
+        assert_eq!(named(415, Some("secp256r1")), Some("P-256"));
+        assert_eq!(named(0, None), None);
+        assert_eq!(named(0x201, None), None, "a code point is no NID");
+    }
+
+    #[test]
+    fn names_and_aliases_are_known() {
+        assert_eq!(known_group("prime256v1").unwrap().code_point, 0x17);
+        assert_eq!(known_group("X25519MLKEM768").unwrap().code_point, 0x11ec);
         // The other spellings the provider registers, each its IANA group.
         let aliases = [
             ("x25519_mlkem768", 0x11ec),
@@ -83,8 +117,16 @@ mod tests {
             ("mlkem1024", 0x0202),
         ];
         for (alias, code_point) in aliases {
-            assert_eq!(known_group(alias).map(|g| g.0), Some(code_point), "{alias}");
+            assert_eq!(
+                known_group(alias).map(|g| g.code_point),
+                Ok(code_point),
+                "{alias}"
+            );
         }
-        assert!(known_group("FFDHE2048").is_none());
+        let unknown = known_group("BOGUS").unwrap_err();
+        assert!(
+            unknown.starts_with("unknown group \"BOGUS\" (known: X25519MLKEM768, "),
+            "{unknown}"
+        );
     }
 }

@@ -3,19 +3,26 @@
 
 use std::ffi::{CStr, CString};
 
-use openssl_sys as ffi;
 use test_tools::cli;
 use test_tools::comparison::Implementation;
 use test_tools::evp_harness::Library;
 use test_tools::system_info::openssl_version;
+use tls_groups::{Group, Kind};
 
 use crate::args::{Added, Args};
 use crate::groups::known_group;
 use crate::tls::{Identity, TlsContext};
 use crate::wire::GroupContexts;
 
-/// The property query of `ours`' SSL_CTXs.
+/// The property query of `ours`' SSL_CTXs: a preference, not a
+/// requirement, as for every implementation here, because libssl fetches
+/// everything the handshake uses with it (digests, ciphers, signatures,
+/// KDFs), which the ML-KEM providers lack. What makes a row measure the
+/// provider it names is the check of every handshake's key exchange
+/// ([`crate::groups::check_key_exchange`]).
 pub(crate) const OURS: &CStr = c"?provider=mlkem";
+/// Our provider's name.
+pub(crate) const MLKEM: &CStr = c"mlkem";
 /// The first OpenSSL version (`OPENSSL_VERSION_NUMBER`) whose default
 /// provider has ML-KEM; oqsprovider switches its own off there.
 pub(crate) const OPENSSL_3_5: i64 = 0x3050_0000;
@@ -29,25 +36,17 @@ pub(crate) enum Spelling {
     Oqsprovider,
 }
 
-/// The groups an implementation spells differently from `--groups`:
-/// (spelling, the `--groups` name, that spelling's). oqsprovider 0.8+ names
-/// its hybrids as OpenSSL 3.5 does.
-pub(crate) const SPELLINGS: [(Spelling, &str, &str); 3] = [
-    (Spelling::Oqsprovider, "MLKEM512", "mlkem512"),
-    (Spelling::Oqsprovider, "MLKEM768", "mlkem768"),
-    (Spelling::Oqsprovider, "MLKEM1024", "mlkem1024"),
-];
-
 impl Spelling {
-    /// `group`, a `--groups` name, as this spelling writes it.
+    /// `group`, a `--groups` name, as this spelling writes it: oqsprovider
+    /// spells the pure ML-KEM groups as the table's alias (`mlkem768`), and
+    /// its hybrids (0.8+) as OpenSSL 3.5 does.
     pub(crate) fn of(self, group: &str) -> &str {
-        let same = |&&(spelling, ours, _): &&(Spelling, &str, &str)| {
-            spelling == self && ours.eq_ignore_ascii_case(group)
-        };
-        SPELLINGS
-            .iter()
-            .find(same)
-            .map_or(group, |&(_, _, theirs)| theirs)
+        match (self, tls_groups::named(group)) {
+            (Spelling::Oqsprovider, Some(g)) if g.kind == Kind::MlKem => {
+                g.aliases().next().unwrap_or(group)
+            }
+            _ => group,
+        }
     }
 }
 
@@ -62,11 +61,13 @@ pub(crate) enum Lacking {
     NotAvailable,
 }
 
-/// What runs an [`Implementation`]: a library context and the property
-/// query its SSL_CTXs use.
+/// What runs an [`Implementation`]: a library context, the property query
+/// its SSL_CTXs use and the provider that must serve its post-quantum
+/// groups' key exchanges.
 pub(crate) struct Loaded {
     pub(crate) library: Library,
     pub(crate) propquery: Option<CString>,
+    pub(crate) provider: CString,
     pub(crate) spelling: Spelling,
     pub(crate) lacking: Lacking,
     pub(crate) description: String,
@@ -81,8 +82,11 @@ impl Loaded {
         let (propquery, spelled) = (self.propquery.as_deref(), self.spelling.of(group));
         let end = |identity| TlsContext::new(&self.library, propquery, spelled, identity);
         let ends = [end(None)?, end(Some(identity))?];
+        let group = known_group(group)?;
+        let provider = group.post_quantum().then_some(self.provider.as_c_str());
         Ok(GroupContexts {
-            known: known_group(group),
+            group,
+            provider,
             ends,
         })
     }
@@ -122,6 +126,7 @@ pub(crate) fn load_added(added: &Added, notes: &mut Vec<String>) -> Result<Optio
     Ok(Some(Loaded {
         library,
         propquery: Some(CString::new(propquery).map_err(|e| format!("{name}: {e}"))?),
+        provider: CString::new(name.as_str()).map_err(|e| format!("{name}: {e}"))?,
         spelling: added.spelling,
         lacking: Lacking::NotAvailable,
         description,
@@ -140,6 +145,7 @@ pub(crate) fn load_implementations(
         library: Library::load(Some(&args.provider_dir), "mlkem")
             .map_err(|e| format!("ours: {e}"))?,
         propquery: Some(OURS.to_owned()),
+        provider: MLKEM.to_owned(),
         spelling: Spelling::OpenSsl,
         lacking: Lacking::Fails,
         description: format!(
@@ -151,6 +157,7 @@ pub(crate) fn load_implementations(
     let native = Loaded {
         library: Library::load(None, "default").map_err(|e| format!("native: {e}"))?,
         propquery: None,
+        provider: c"default".to_owned(),
         spelling: Spelling::OpenSsl,
         lacking: Lacking::LeftOut,
         description: "native: provider default alone in one OSSL_LIB_CTX".to_owned(),
@@ -168,7 +175,7 @@ pub(crate) fn load_implementations(
     let groups = args.groups();
     let post_quantum: Vec<&str> = groups
         .iter()
-        .filter(|g| known_group(g).is_none_or(|(_, nid)| nid == ffi::NID_undef))
+        .filter(|g| known_group(g).is_ok_and(Group::post_quantum))
         .map(String::as_str)
         .collect();
     if post_quantum.iter().any(|g| native.run.has_group(g)) {
