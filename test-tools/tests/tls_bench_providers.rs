@@ -258,22 +258,7 @@ fn names_are_checked() {
 /// The lib directory of the newest OpenSSL 3.5 that scripts/build-openssl.sh
 /// cached, if built (a failure under CI).
 fn openssl_35_lib() -> Option<PathBuf> {
-    let root = std::env::var_os("MLKEM_OPENSSL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/mlkem-provider/openssl")
-        });
-    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().contains("/openssl-3.5."))
-        .map(|p| p.join("lib"))
-        .filter(|lib| lib.join("libssl.so.3").exists())
-        .collect();
-    found.sort();
-    let lib = found.pop();
+    let lib = test_tools::openssl_cache::cached("3.5").map(|prefix| prefix.join("lib"));
     if lib.is_none() {
         assert!(!running_in_ci(), "OpenSSL 3.5 is not built");
         eprintln!("skipped: OpenSSL 3.5 is not built (scripts/build-openssl.sh 3.5)");
