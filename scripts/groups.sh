@@ -11,6 +11,13 @@ pq_group_names() {
     awk -F'\t' '!/^#/ && $3 != "classical" && $4 == 3 { print $1 }' "$groups_tsv"
 }
 
+# The first other spelling of the group OpenSSL names NAME (the one the
+# provider registers for oqsprovider's and crypto-policies' configurations:
+# x25519_mlkem768, mlkem768); nothing for a group without one.
+group_alias() { # NAME
+    awk -F'\t' -v want="$1" '!/^#/ && $1 == want && $5 != "-" { split($5, a, ","); print a[1]; exit }' "$groups_tsv"
+}
+
 # The code point (0x11ec) of the group NAME (any spelling, any case).
 group_code_point() { # NAME
     awk -F'\t' -v want="${1,,}" '
