@@ -60,6 +60,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
+# shellcheck source=scripts/groups.sh
+source scripts/groups.sh
 root=$PWD
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-2}"; }
@@ -208,15 +210,10 @@ handshake() {
 }
 
 # ------------------------------------------------------------------ cells
-pq_groups=(X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024 MLKEM512 MLKEM768 MLKEM1024)
-alias_of() {
-    case $1 in
-        X25519MLKEM768) echo x25519_mlkem768 ;;
-        SecP256r1MLKEM768) echo p256_mlkem768 ;;
-        SecP384r1MLKEM1024) echo p384_mlkem1024 ;;
-        MLKEM*) echo "mlkem${1#MLKEM}" ;;
-    esac
-}
+# The groups and their aliases, from the table the provider registers them
+# from (tls-groups/groups.tsv).
+mapfile -t pq_groups < <(pq_group_names)
+alias_of() { group_alias "$1"; }
 policy_classical=X25519:secp256r1:X448:secp521r1:secp384r1:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192
 # crypto-policies' DEFAULT for OpenSSL 3.5+ (its tests/outputs, 2025-11).
 policy_tuples="*?X25519MLKEM768:?x25519_mlkem768:?SecP256r1MLKEM768:?p256_mlkem768"

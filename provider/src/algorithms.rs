@@ -1,36 +1,18 @@
 //! The one table that drives the provider: for each ML-KEM parameter set,
 //! its names, OID, sizes, security figures, TLS group and kem-core types.
+//! The TLS groups' names and code points come from the `tls-groups` crate,
+//! the one table the check and the test tools read too.
 //! Dispatch tables, TLS-GROUP capabilities, encoders and decoders are all
 //! generated from it.
 
 use core::ffi::CStr;
 
 use kem_core::{MlKem1024, MlKem512, MlKem768, ParameterSet};
+pub(crate) use tls_groups::Group as TlsGroup;
 
 use crate::codec::KeyLayout;
 use crate::error::Result;
 use crate::material::{self, KeyData};
-
-/// A TLS 1.3 named group served by an algorithm.
-pub(crate) struct TlsGroup {
-    /// The IANA name, e.g. `MLKEM768`.
-    pub(crate) name: &'static CStr,
-    /// Other spellings of the same group (same code point) that existing
-    /// configurations use: oqsprovider's (`mlkem768`; `x25519_mlkem768` in
-    /// its releases before 0.9) and crypto-policies' OpenSSL back end.
-    /// OpenSSL before 3.5 compares group names case-sensitively, so each
-    /// is registered as a group of its own.
-    pub(crate) aliases: &'static [&'static CStr],
-    /// The IANA code point.
-    pub(crate) id: u32,
-}
-
-impl TlsGroup {
-    /// The IANA name, then the aliases.
-    pub(crate) fn names(&self) -> impl Iterator<Item = &'static CStr> {
-        core::iter::once(self.name).chain(self.aliases.iter().copied())
-    }
-}
 
 /// One ML-KEM parameter set, as the provider presents it.
 pub(crate) struct Algorithm {
@@ -53,7 +35,7 @@ pub(crate) struct Algorithm {
     /// Ciphertext length.
     pub(crate) ct_len: usize,
     /// The pure ML-KEM TLS group.
-    pub(crate) tls_group: TlsGroup,
+    pub(crate) tls_group: &'static TlsGroup,
     /// Key constructors for this parameter set.
     pub(crate) from_seed: fn(&[u8]) -> Result<Box<dyn KeyData>>,
     pub(crate) from_private: fn(&[u8]) -> Result<Box<dyn KeyData>>,
@@ -66,7 +48,7 @@ const fn oid_der(last: u8) -> [u8; 9] {
 }
 
 macro_rules! ml_kem {
-    ($set:ty, $bits:literal, $oid_last:literal, $category:literal, $group:literal) => {{
+    ($set:ty, $bits:literal, $oid_last:literal, $category:literal, $group:expr) => {{
         const OID_DER: [u8; 9] = oid_der($oid_last);
         Algorithm {
             name: cstr_concat!("ML-KEM-", $bits),
@@ -84,11 +66,7 @@ macro_rules! ml_kem {
             security_bits: <$set>::SECURITY_BITS as u32,
             security_category: $category,
             ct_len: <$set>::CT_LEN,
-            tls_group: TlsGroup {
-                name: cstr_concat!("MLKEM", $bits),
-                aliases: &[cstr_concat!("mlkem", $bits)],
-                id: $group,
-            },
+            tls_group: &$group,
             from_seed: material::from_seed::<$set>,
             from_private: material::from_private::<$set>,
             from_public: material::from_public::<$set>,
@@ -123,9 +101,9 @@ macro_rules! concat_names {
 /// ML-KEM-512, -768 and -1024, in that order (as a `const`, for the
 /// provider's compile-time algorithm tables).
 pub(crate) const ALGORITHMS: [Algorithm; 3] = [
-    ml_kem!(MlKem512, 512, 1, 1, 0x0200),
-    ml_kem!(MlKem768, 768, 2, 3, 0x0201),
-    ml_kem!(MlKem1024, 1024, 3, 5, 0x0202),
+    ml_kem!(MlKem512, 512, 1, 1, tls_groups::MLKEM512),
+    ml_kem!(MlKem768, 768, 2, 3, tls_groups::MLKEM768),
+    ml_kem!(MlKem1024, 1024, 3, 5, tls_groups::MLKEM1024),
 ];
 
 /// The same table as a `static`, so keys can hold `&'static Algorithm`.
@@ -160,16 +138,15 @@ mod tests {
                 (ek, dk, ct)
             );
             assert_eq!(alg.security_bits, sec);
-            assert_eq!(alg.tls_group.id, group);
+            assert_eq!(alg.tls_group.code_point, group);
         }
         assert_eq!(
             ML_KEM[1].names.to_str().unwrap(),
             "ML-KEM-768:MLKEM768:id-alg-ml-kem-768:2.16.840.1.101.3.4.4.2"
         );
         assert_eq!(ML_KEM[2].oid.to_str().unwrap(), "2.16.840.1.101.3.4.4.3");
-        assert_eq!(ML_KEM[0].tls_group.name.to_str().unwrap(), "MLKEM512");
-        let names: Vec<_> = ML_KEM[1].tls_group.names().collect();
-        assert_eq!(names, [c"MLKEM768", c"mlkem768"]);
+        assert_eq!(ML_KEM[0].tls_group.name(), "MLKEM512");
+        assert_eq!(ML_KEM[1].tls_group.names, [c"MLKEM768", c"mlkem768"]);
         assert_eq!(by_name("mlkem1024").unwrap().bits, 1024);
         assert!(by_name("ML-KEM-2048").is_none());
     }

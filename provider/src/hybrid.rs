@@ -36,7 +36,7 @@ pub(crate) struct Hybrid {
     pub(crate) ml_kem_first: bool,
     /// The TLS 1.3 group, if it is one (OpenSSL's X448MLKEM1024 is a KEM
     /// only).
-    pub(crate) tls_group: Option<TlsGroup>,
+    pub(crate) tls_group: Option<&'static TlsGroup>,
 }
 
 impl Hybrid {
@@ -109,33 +109,21 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem: 1,
         curve: &X25519,
         ml_kem_first: true,
-        tls_group: Some(TlsGroup {
-            name: c"X25519MLKEM768",
-            aliases: &[c"x25519_mlkem768"],
-            id: 0x11EC,
-        }),
+        tls_group: Some(&tls_groups::X25519_MLKEM768),
     },
     Hybrid {
         name: c"SecP256r1MLKEM768",
         ml_kem: 1,
         curve: &P256,
         ml_kem_first: false,
-        tls_group: Some(TlsGroup {
-            name: c"SecP256r1MLKEM768",
-            aliases: &[c"p256_mlkem768"],
-            id: 0x11EB,
-        }),
+        tls_group: Some(&tls_groups::SECP256R1_MLKEM768),
     },
     Hybrid {
         name: c"SecP384r1MLKEM1024",
         ml_kem: 2,
         curve: &P384,
         ml_kem_first: false,
-        tls_group: Some(TlsGroup {
-            name: c"SecP384r1MLKEM1024",
-            aliases: &[c"p384_mlkem1024"],
-            id: 0x11ED,
-        }),
+        tls_group: Some(&tls_groups::SECP384R1_MLKEM1024),
     },
     Hybrid {
         name: c"X448MLKEM1024",
@@ -149,11 +137,7 @@ pub(crate) const HYBRID_TABLE: [Hybrid; HYBRID_COUNT] = [
         ml_kem: 1,
         curve: &SM2,
         ml_kem_first: false,
-        tls_group: Some(TlsGroup {
-            name: c"curveSM2MLKEM768",
-            aliases: &[],
-            id: 0x11EE,
-        }),
+        tls_group: Some(&tls_groups::CURVE_SM2_MLKEM768),
     },
 ];
 
@@ -471,15 +455,21 @@ mod tests {
             );
             assert_eq!(h.ml_kem_first, first, "{name}");
             assert_eq!([512, 768, 1024][h.ml_kem], set, "{name}");
-            assert_eq!(h.tls_group.as_ref().map(|g| g.id), id, "{name}");
-            if let Some(group) = &h.tls_group {
-                assert_eq!(group.name, h.name, "{name}");
+            assert_eq!(h.tls_group.map(|g| g.code_point), id, "{name}");
+            if let Some(group) = h.tls_group {
+                assert_eq!(group.names[0], h.name, "{name}");
+                // The table's OpenSSL major is the one the curve needs.
+                let since = group.mlkem_provider.expect("offered by the provider");
+                assert!(
+                    h.available_on(since) && !h.available_on(since - 1),
+                    "{name}"
+                );
             }
         }
         let aliases: Vec<_> = HYBRIDS
             .iter()
-            .filter_map(|h| h.tls_group.as_ref())
-            .flat_map(|g| g.aliases.iter().map(|a| a.to_str().unwrap()))
+            .filter_map(|h| h.tls_group)
+            .flat_map(|g| g.aliases())
             .collect();
         assert_eq!(
             aliases,

@@ -151,25 +151,29 @@ impl Provider for Mlkem {
         }
         let pure = ML_KEM
             .iter()
-            .map(|alg| (&alg.tls_group, alg.name, alg.security_bits));
+            .map(|alg| (alg.tls_group, alg.name, alg.security_bits));
         let hybrids = HYBRIDS
             .iter()
             .filter(|h| h.available_on(ctx.core_major))
             .filter_map(|h| {
-                let group = h.tls_group.as_ref()?;
+                let group = h.tls_group?;
                 Some((group, h.name, ML_KEM[h.ml_kem].security_bits))
             });
         // Each name of a group (the IANA one first, which libssl's lookups
-        // by code point then find) as an entry with the same code point.
+        // by code point then find) as an entry with the same code point:
+        // OpenSSL before 3.5 compares group names case-sensitively, so each
+        // spelling existing configurations use (oqsprovider's, crypto-
+        // policies') is a group of its own.
         let entries = pure
             .chain(hybrids)
             .flat_map(|(group, algorithm, security_bits)| {
                 group
-                    .names()
-                    .map(move |name| (name, group.id, algorithm, security_bits))
+                    .names
+                    .iter()
+                    .map(move |&name| (name, group.code_point, algorithm, security_bits))
             });
         for (name, id, algorithm, security_bits) in entries {
-            let id: c_uint = id;
+            let id = c_uint::from(id);
             let security_bits: c_uint = security_bits;
             let (min_tls, max_tls, no_dtls, is_kem): (c_int, c_int, c_int, c_int) =
                 (TLS1_3_VERSION, 0, -1, 1);

@@ -16,17 +16,29 @@ MySQL STARTTLS) need nothing special: the relay looks for a TLS handshake
 record in each direction and ignores the bytes before it. The handshake is
 clear text up to the ServerHello; nothing after it is read.
 """
+import os
 import socket
 import sys
 import threading
 
-GROUPS = {
-    0x0017: "P-256", 0x0018: "P-384", 0x0019: "P-521", 0x001D: "X25519",
-    0x001E: "X448", 0x0100: "ffdhe2048", 0x0101: "ffdhe3072",
-    0x0200: "MLKEM512", 0x0201: "MLKEM768", 0x0202: "MLKEM1024",
-    0x11EB: "SecP256r1MLKEM768", 0x11EC: "X25519MLKEM768",
-    0x11ED: "SecP384r1MLKEM1024", 0x11EE: "curveSM2MLKEM768",
-}
+# The group table the provider and its tools share (tls-groups/groups.tsv,
+# written from tls-groups/src/lib.rs): code point -> OpenSSL's name.
+GROUPS_TSV = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "..", "..", "tls-groups", "groups.tsv")
+
+
+def read_groups(path=GROUPS_TSV):
+    groups = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, code_point = line.split("\t")[:2]
+            groups[int(code_point, 16)] = name
+    return groups
+
+
+GROUPS = read_groups()
 HRR_RANDOM = bytes.fromhex(
     "CF21AD74E59A6111BE1D8C021E65B891C2A211167ABB8C5E079E09E2C8A8339C")
 

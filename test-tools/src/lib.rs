@@ -11,6 +11,7 @@ pub mod kem_core_ops;
 pub mod measure;
 pub mod nist_drbg;
 pub mod nist_kat;
+pub mod openssl_cache;
 #[cfg(feature = "peers")]
 pub mod peers;
 pub mod speed_output;

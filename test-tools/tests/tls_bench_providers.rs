@@ -1,14 +1,17 @@
 //! `tls-bench` with other providers beside ours (`--provider NAME=DIR`,
 //! `--oqsprovider`, `--baseline`), without oqsprovider: our own module
 //! loaded a second time under another name stands in for one, the legacy
-//! provider for one that lacks a group.
+//! provider for one that lacks a group; and on OpenSSL 3.5 (the build
+//! scripts/build-openssl.sh caches), that every row measures the provider
+//! it names.
 
 mod common;
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
-use common::tls_bench;
+use common::{tls_bench, tls_bench_with};
+use test_tools::ci::running_in_ci;
 use test_tools::cli::default_provider_dir;
 
 /// The groups measured when none is named.
@@ -250,4 +253,90 @@ fn names_are_checked() {
         let (out, _, stderr) = tls_bench(bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
     }
+}
+
+/// The lib directory of the newest OpenSSL 3.5 that scripts/build-openssl.sh
+/// cached, if built (a failure under CI).
+fn openssl_35_lib() -> Option<PathBuf> {
+    let lib = test_tools::openssl_cache::cached("3.5").map(|prefix| prefix.join("lib"));
+    if lib.is_none() {
+        assert!(!running_in_ci(), "OpenSSL 3.5 is not built");
+        eprintln!("skipped: OpenSSL 3.5 is not built (scripts/build-openssl.sh 3.5)");
+    }
+    lib
+}
+
+/// On OpenSSL 3.5+ the default provider has the ML-KEM groups, and libssl
+/// takes a group the preferred provider (`?provider=NAME`) lacks from it:
+/// a row labelled NAME would measure OpenSSL's code. tls-bench checks which
+/// provider served every handshake's key exchange: a provider with the
+/// groups passes (our module as `--provider mlkem`, each group and alias),
+/// one without them (the system's legacy provider) fails the run, naming
+/// the group and the provider.
+#[test]
+fn on_openssl_35_every_row_measures_the_provider_it_names() {
+    let Some(lib) = openssl_35_lib() else { return };
+    let env = [("LD_LIBRARY_PATH", lib.as_path())];
+    let mut groups: Vec<&str> = tls_groups::offered_everywhere()
+        .flat_map(|g| g.names.iter().map(|n| n.to_str().unwrap()))
+        .collect();
+    // tls-bench runs a group once, whatever the case (mlkem768 is MLKEM768).
+    groups.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
+    groups.push("X25519");
+    let (groups, ours) = (
+        groups.join(","),
+        format!("mlkem={}", default_provider_dir().display()),
+    );
+    let args = ["--handshakes", "2", "--rounds", "1", "--groups", &groups];
+    let (out, stdout, stderr) = tls_bench_with(&[&args[..], &["--provider", &ours]].concat(), &env);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.starts_with("tls-bench: OpenSSL 3.5."), "{stdout}");
+    assert!(
+        stdout.contains(
+            "every post-quantum handshake's key exchange checked to be the \
+                         implementation's provider's"
+        ),
+        "{stdout}"
+    );
+    for group in groups.split(',') {
+        let row = stdout
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq([group, "mlkem"]));
+        let row = row.unwrap_or_else(|| panic!("no {group} mlkem row: {stdout}"));
+        assert!(!row.contains("n/a"), "{row}");
+    }
+    assert!(
+        stdout
+            .contains("note: mlkem: X25519 is classical: provider default serves its key exchange"),
+        "{stdout}"
+    );
+
+    let dir = modules_dir();
+    if !dir.join("legacy.so").is_file() {
+        assert!(!running_in_ci(), "no legacy.so in {dir:?}");
+        eprintln!("skipped the provider without the groups: no legacy.so in {dir:?}");
+        return;
+    }
+    let legacy = format!("legacy={}", dir.display());
+    let args = [
+        "--handshakes",
+        "2",
+        "--rounds",
+        "1",
+        "--groups",
+        "X25519,MLKEM768",
+    ];
+    let (out, stdout, stderr) =
+        tls_bench_with(&[&args[..], &["--provider", &legacy]].concat(), &env);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let why = "legacy has no group MLKEM768: provider default served its key exchange, not legacy";
+    assert!(
+        stderr.contains(&format!("tls-bench: error: {why}")),
+        "{stderr}"
+    );
+    assert!(stdout.contains(&format!("n/a: {why}\n")), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq(["MLKEM768", "legacy"]));
+    assert!(row.is_some_and(|r| r.contains("n/a")), "{stdout}");
 }

@@ -13,7 +13,7 @@
 
 use crate::conf::DEFAULT_SECTION;
 use crate::diagnosis::{is_true, PROVIDER};
-use crate::groups::{self, POST_QUANTUM};
+use crate::groups;
 use crate::layout::CryptoPolicy;
 use crate::local::GROUP_LIST_LIMIT;
 use crate::settings::Settings;
@@ -191,7 +191,7 @@ fn groups_line(config: &Settings, section: &str, out: &mut Lines) -> String {
         .get(section, "Groups")
         .or_else(|| config.get(section, "Curves"))
         .map_or(BUILT_IN_GROUPS.to_owned(), |e| e.value);
-    let pq = POST_QUANTUM.iter().map(|g| g.name);
+    let pq = groups::post_quantum().map(|g| g.name());
     let rest = own
         .split(':')
         .map(str::trim)

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::deadline::{Bounded, Deadline};
 use crate::diagnosis::PROVIDER;
-use crate::groups::{self, POST_QUANTUM};
+use crate::groups;
 use crate::handshake::{self, Outcome, Stop};
 use crate::ossl;
 use crate::starttls::Protocol;
@@ -113,7 +113,16 @@ pub struct RemoteReport {
 
 /// How many connections a run makes: one per post-quantum group, then the
 /// default list.
-pub const ATTEMPTS: u32 = POST_QUANTUM.len() as u32 + 1;
+pub const ATTEMPTS: u32 = {
+    let (mut attempts, mut i) = (1, 0);
+    while i < tls_groups::GROUPS.len() {
+        if tls_groups::GROUPS[i].offered_everywhere() {
+            attempts += 1;
+        }
+        i += 1;
+    }
+    attempts
+};
 
 /// The longest a run takes: `timeout` for the name lookup, and `timeout`
 /// for each attempt (connect, STARTTLS exchange, handshake).
@@ -275,7 +284,7 @@ pub fn run(
     // The whole run's deadline; each step gets `timeout` within it.
     let run_deadline = Instant::now() + bound(timeout);
     let addrs = resolve(&target, Deadline::within(timeout, Some(run_deadline)))?;
-    let offers = POST_QUANTUM.iter().map(|g| Some(g.name)).chain([None]);
+    let offers = groups::post_quantum().map(|g| Some(g.name())).chain([None]);
     let mut attempts = Vec::new();
     for group in offers {
         let deadline = Deadline::within(timeout, Some(run_deadline));

@@ -252,21 +252,12 @@ impl Drop for Server {
     }
 }
 
+#[path = "../../../test-tools/src/openssl_cache.rs"]
+mod openssl_cache;
+
 /// OpenSSL 3.5 from scripts/build-openssl.sh's cache, if built.
 fn openssl_35() -> Option<PathBuf> {
-    let root = std::env::var_os("MLKEM_OPENSSL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                .join(".cache/mlkem-provider/openssl")
-        });
-    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path().join("bin/openssl")))
-        .filter(|p| p.to_string_lossy().contains("/openssl-3.5.") && p.exists())
-        .collect();
-    found.sort();
-    found.pop()
+    openssl_cache::cached("3.5").map(|prefix| prefix.join("bin/openssl"))
 }
 
 #[test]

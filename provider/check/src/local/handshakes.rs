@@ -12,7 +12,7 @@ use openssl::ssl::{Ssl, SslContext, SslMethod};
 use openssl::x509::{X509Name, X509};
 
 use crate::diagnosis::Setup;
-use crate::groups::{self, POST_QUANTUM};
+use crate::groups;
 use crate::handshake::{self, Outcome};
 use crate::ossl;
 use crate::report::{Status, Step};
@@ -213,26 +213,26 @@ fn per_group(
 ) -> Vec<Step> {
     let mut accepted = Vec::new();
     let mut per_group = Vec::new();
-    for group in POST_QUANTUM {
+    for group in groups::post_quantum() {
         // One client offering only this group, against a default server
         // and against one configured for the group.
-        let client = handshake::client_context(Some(group.name));
+        let client = handshake::client_context(Some(group.name()));
         if client
             .as_ref()
-            .is_ok_and(|c| handshake(c, server).group() == Some(group.codepoint))
+            .is_ok_and(|c| handshake(c, server).group() == Some(group.code_point))
         {
-            accepted.push(group.name);
+            accepted.push(group.name());
         }
         let both = client
-            .and_then(|c| server_context(identity, Some(group.name)).map(|s| handshake(&c, &s)));
+            .and_then(|c| server_context(identity, Some(group.name())).map(|s| handshake(&c, &s)));
         per_group.push(match both {
-            Ok(o) if o.group() == Some(group.codepoint) => Step::new(
-                &format!("handshake {}", group.name),
+            Ok(o) if o.group() == Some(group.code_point) => Step::new(
+                &format!("handshake {}", group.name()),
                 Status::Ok,
-                format!("negotiated {} ({})", group.name, negotiated(&o)),
+                format!("negotiated {} ({})", group.name(), negotiated(&o)),
             ),
             Ok(o) => Step::problem(
-                &format!("handshake {}", group.name),
+                &format!("handshake {}", group.name()),
                 Status::Fail,
                 match (&o.error, o.group()) {
                     (Some(e), _) => format!("fails: {e}"),
@@ -242,7 +242,7 @@ fn per_group(
                 "report it with this output (mlkem-provider-check --json)",
             ),
             Err(e) => Step::problem(
-                &format!("handshake {}", group.name),
+                &format!("handshake {}", group.name()),
                 Status::Fail,
                 e,
                 "the provider's TLS groups are not registered with libssl",
@@ -250,9 +250,8 @@ fn per_group(
             ),
         });
     }
-    let not_accepted: Vec<&str> = POST_QUANTUM
-        .iter()
-        .map(|g| g.name)
+    let not_accepted: Vec<&str> = groups::post_quantum()
+        .map(|g| g.name())
         .filter(|g| !accepted.contains(g))
         .collect();
     let mut steps = vec![if accepted.is_empty() {
