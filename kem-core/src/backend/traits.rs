@@ -231,7 +231,8 @@ pub(crate) trait Schedule: Sampling {
         y: &mut [Poly],
         e1_e2: &mut [Poly],
     ) -> ([u8; 32], [u8; 32]) {
-        let (shared, mut r) = crate::hash::g::<Self>(input.m, input.h);
+        let (mut shared, mut r) = ([0u8; 32], [0u8; 32]);
+        crate::hash::g::<Self>(input.m, input.h, &mut shared, &mut r);
         let rejection = match input.rejection {
             Some(computed) => *computed,
             None => crate::hash::j::<Self>(input.z, input.c),
