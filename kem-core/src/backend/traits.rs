@@ -183,7 +183,10 @@ pub(crate) trait Schedule: Sampling {
     /// and H(ek), for a backend that runs it its own way (e.g. overlapping
     /// the hash with the sampling): fills `out` exactly as
     /// `pke::generate` does and returns H(ek). The default, `None`, leaves
-    /// it to that sequential algorithm.
+    /// it to that sequential algorithm, which then writes all of `out`: a
+    /// backend whose schedule could not finish (its pools cannot stall,
+    /// but they return `None` rather than a hash of part of ek if one
+    /// did) may leave `out` half written.
     #[inline(always)]
     fn generate_key<P: ParameterSet>(
         _rho: &[u8; 32],
