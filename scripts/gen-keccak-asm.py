@@ -29,7 +29,8 @@ SHA-3 extension (24 rounds unrolled, registers renamed from round to round)
 scalar, one-way (24 rounds unrolled, lanes renamed from round to round)
     28 general registers are free for inline assembly (not x18, x19, x29,
     sp): 25 lanes and three temporaries; the state pointer and two of θ's
-    column parities wait on the stack.
+    column parities wait on the stack, the parities zeroed (one STP of
+    XZR) before the stack space is given back.
     lazy ρ  no lane is rotated by ρ: each register holds its lane rotated
          left by a lag the generator tracks, and every operand that reads
          it takes the difference as the shifted operand of EOR or BIC (free
@@ -338,6 +339,10 @@ def scalar_permutation():
     for i in range(0, 24, 2):
         out.append(f"stp {r[i]}, {r[i + 1]}, [{T0}, #{8 * i}]")
     out.append(f"str {r[24]}, [{T0}, #192]")
+    # The last round's parities C0 and C1 are functions of the state, which
+    # may be secret: zeroed before the space is given back (the pointer at
+    # [sp] is not secret).
+    out.append("stp xzr, xzr, [sp, #16]")
     out.append("add sp, sp, #32")
     out.append("b 399f")
     out.append(".p2align 3")
@@ -482,7 +487,8 @@ pub(super) fn keccak_f1600(state: &mut [u64; 25]) {{
     // valid, exclusive borrow) and reads its own round constants, which it
     // jumps over; it clobbers only the general registers it declares, and
     // uses 32 bytes below the stack pointer, which it restores (no
-    // `nostack`).
+    // `nostack`), zeroing θ's two parities there first (they derive from
+    // the state, which may be secret).
     unsafe {{
         asm!(
 {chr(10).join(rust_lines(scalar_permutation(), ind))}

@@ -35,37 +35,48 @@ pub(crate) trait Permutation {
     fn keccak_f1600(state: &mut [u64; 25]);
 }
 
-/// A Keccak sponge of rate `RATE` bytes on permutation `F` that has
-/// absorbed its whole input and is ready to squeeze.
+/// A Keccak sponge of rate `RATE` bytes on permutation `F`: created empty
+/// ([`Sponge::new`]), then absorbing its whole input in place
+/// ([`Sponge::absorb`]) and squeezing.
+///
+/// The state is absorbed where it lives, in a sponge the caller owns and
+/// that its drop wipes: a sponge absorbed inside a constructor and returned
+/// by value may be copied on the way out, and the copy left in a frame
+/// that nothing wipes would hold the input's last block in the clear (σ ‖
+/// N for the PRF, m ‖ H(ek) for G, z ‖ c for J).
 pub(crate) struct Sponge<const RATE: usize, F: Permutation> {
     state: [u64; 25],
     _permutation: core::marker::PhantomData<F>,
 }
 
 impl<const RATE: usize, F: Permutation> Sponge<RATE, F> {
-    /// Absorbs the concatenation of `parts`, then pads with `domain` and the
-    /// final bit (FIPS 202 pad10*1).
-    fn absorb(parts: &[&[u8]], domain: u8) -> Self {
-        let mut state = [0u64; 25];
+    /// The empty sponge (the all-zero state).
+    fn new() -> Self {
+        Self {
+            state: [0; 25],
+            _permutation: core::marker::PhantomData,
+        }
+    }
+
+    /// Absorbs the concatenation of `parts` into the empty sponge, then
+    /// pads with `domain` and the final bit (FIPS 202 pad10*1).
+    fn absorb(&mut self, parts: &[&[u8]], domain: u8) {
+        let state = &mut self.state;
         let mut filled = 0;
         for part in parts {
             let mut rest = *part;
             while !rest.is_empty() {
                 let take = (RATE - filled).min(rest.len());
-                xor_bytes(&mut state, filled, &rest[..take]);
+                xor_bytes(state, filled, &rest[..take]);
                 filled += take;
                 rest = &rest[take..];
                 if filled == RATE {
-                    F::keccak_f1600(&mut state);
+                    F::keccak_f1600(state);
                     filled = 0;
                 }
             }
         }
-        xor_padding(&mut state, filled, domain, RATE);
-        Self {
-            state,
-            _permutation: core::marker::PhantomData,
-        }
+        xor_padding(state, filled, domain, RATE);
     }
 
     /// Squeezes the next block (permuting first) into `out`, at most `RATE`
@@ -184,24 +195,28 @@ pub(crate) fn read_lanes(state: &[u64; 25], out: &mut [u8]) {
     }
 }
 
-/// G(a ‖ b) = SHA3-512, split into two 32-byte halves.
-pub(crate) fn g<F: Permutation>(a: &[u8], b: &[u8]) -> ([u8; 32], [u8; 32]) {
+/// G(a ‖ b) = SHA3-512, its two 32-byte halves written to `first` and
+/// `second`: into the caller's buffers, which it wipes, since both halves
+/// may be secret (σ, K, r). Returned as a pair, they passed through a
+/// temporary in the caller's frame that nothing wiped.
+pub(crate) fn g<F: Permutation>(a: &[u8], b: &[u8], first: &mut [u8; 32], second: &mut [u8; 32]) {
     count(Primitive::G, 1);
     let mut out = [0u8; 64];
-    Sponge::<SHA3_512_RATE, F>::absorb(&[a, b], SHA3_DOMAIN).squeeze(&mut out);
-    let mut first = [0u8; 32];
-    let mut second = [0u8; 32];
+    let mut sponge = Sponge::<SHA3_512_RATE, F>::new();
+    sponge.absorb(&[a, b], SHA3_DOMAIN);
+    sponge.squeeze(&mut out);
     first.copy_from_slice(&out[..32]);
     second.copy_from_slice(&out[32..]);
     crate::wipe::wipe(&mut out, [0; 64]);
-    (first, second)
 }
 
 /// H(s) = SHA3-256.
 pub(crate) fn h<F: Permutation>(s: &[u8]) -> [u8; 32] {
     count(Primitive::H, 1);
     let mut out = [0u8; 32];
-    Sponge::<SHA3_256_RATE, F>::absorb(&[s], SHA3_DOMAIN).squeeze(&mut out);
+    let mut sponge = Sponge::<SHA3_256_RATE, F>::new();
+    sponge.absorb(&[s], SHA3_DOMAIN);
+    sponge.squeeze(&mut out);
     out
 }
 
@@ -209,21 +224,27 @@ pub(crate) fn h<F: Permutation>(s: &[u8]) -> [u8; 32] {
 pub(crate) fn j<F: Permutation>(a: &[u8], b: &[u8]) -> [u8; 32] {
     count(Primitive::J, 1);
     let mut out = [0u8; 32];
-    Sponge::<SHAKE256_RATE, F>::absorb(&[a, b], SHAKE_DOMAIN).squeeze(&mut out);
+    let mut sponge = Sponge::<SHAKE256_RATE, F>::new();
+    sponge.absorb(&[a, b], SHAKE_DOMAIN);
+    sponge.squeeze(&mut out);
     out
 }
 
 /// PRF_eta(s, b) = SHAKE256(s ‖ b, 8·64·eta), written to `out` (64·eta bytes).
 pub(crate) fn prf<F: Permutation>(s: &[u8; 32], b: u8, out: &mut [u8]) {
     count(Primitive::Prf, 1);
-    Sponge::<SHAKE256_RATE, F>::absorb(&[s, &[b]], SHAKE_DOMAIN).squeeze(out);
+    let mut sponge = Sponge::<SHAKE256_RATE, F>::new();
+    sponge.absorb(&[s, &[b]], SHAKE_DOMAIN);
+    sponge.squeeze(out);
 }
 
 /// XOF(ρ, i, j): SHAKE128 absorbing ρ ‖ i ‖ j (FIPS 203 Algorithm 7 input),
-/// ready to be squeezed block by block.
+/// ready to be squeezed block by block. Returned by value: ρ is public.
 pub(crate) fn xof<F: Permutation>(rho: &[u8; 32], i: u8, j: u8) -> Sponge<SHAKE128_RATE, F> {
     count(Primitive::Xof, 1);
-    Sponge::absorb(&[rho, &[i, j]], SHAKE_DOMAIN)
+    let mut sponge = Sponge::new();
+    sponge.absorb(&[rho, &[i, j]], SHAKE_DOMAIN);
+    sponge
 }
 
 #[cfg(test)]
@@ -305,7 +326,9 @@ mod tests {
     }
 
     fn g(a: &[u8], b: &[u8]) -> ([u8; 32], [u8; 32]) {
-        super::g::<KeccakCrate>(a, b)
+        let (mut first, mut second) = ([0; 32], [0; 32]);
+        super::g::<KeccakCrate>(a, b, &mut first, &mut second);
+        (first, second)
     }
 
     fn h(s: &[u8]) -> [u8; 32] {

@@ -28,7 +28,8 @@ pub(crate) struct GeneratedKey {
 #[inline(never)]
 pub(crate) fn keygen_internal<P: ParameterSet, B: Backend>(d: &[u8; 32]) -> GeneratedKey {
     // Algorithm 13, line 1: (ρ, σ) = G(d ‖ k).
-    let (rho, mut sigma) = hash::g::<B>(d, &[P::K as u8]);
+    let (mut rho, mut sigma) = ([0u8; 32], [0u8; 32]);
+    hash::g::<B>(d, &[P::K as u8], &mut rho, &mut sigma);
     // ρ is public (it is part of ek), although derived from the secret d;
     // the matrix sampled from it may branch on its bytes.
     #[cfg(feature = "ct-taint")]
@@ -67,7 +68,8 @@ pub(crate) fn encaps_internal<P: ParameterSet, B: Backend>(
     ct: &mut [u8],
 ) -> [u8; 32] {
     // (K, r) = G(m ‖ H(ek))
-    let (shared, mut r) = hash::g::<B>(m, ek_hash);
+    let (mut shared, mut r) = ([0u8; 32], [0u8; 32]);
+    hash::g::<B>(m, ek_hash, &mut shared, &mut r);
     pke::encrypt::<P, B>(expanded, m, &r, ct);
     wipe(&mut r, [0; 32]);
     shared

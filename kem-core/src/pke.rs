@@ -241,7 +241,8 @@ mod tests {
     fn avx2_matches_sequential<P: ParameterSet>() {
         let mut fourth_blocks = 0;
         for seed in 0..300u32 {
-            let (rho, sigma) = hash::g::<Portable>(&seed.to_le_bytes(), &[P::K as u8]);
+            let (mut rho, mut sigma) = ([0u8; 32], [0u8; 32]);
+            hash::g::<Portable>(&seed.to_le_bytes(), &[P::K as u8], &mut rho, &mut sigma);
             let expected = generate_with::<P, Portable>(&rho, &sigma);
             let got = generate_with::<P, Avx2>(&rho, &sigma);
             assert!(got == expected, "{} seed {seed}", P::NAME);

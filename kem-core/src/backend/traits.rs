@@ -183,7 +183,10 @@ pub(crate) trait Schedule: Sampling {
     /// and H(ek), for a backend that runs it its own way (e.g. overlapping
     /// the hash with the sampling): fills `out` exactly as
     /// `pke::generate` does and returns H(ek). The default, `None`, leaves
-    /// it to that sequential algorithm.
+    /// it to that sequential algorithm, which then writes all of `out`: a
+    /// backend whose schedule could not finish (its pools cannot stall,
+    /// but they return `None` rather than a hash of part of ek if one
+    /// did) may leave `out` half written.
     #[inline(always)]
     fn generate_key<P: ParameterSet>(
         _rho: &[u8; 32],
@@ -231,7 +234,8 @@ pub(crate) trait Schedule: Sampling {
         y: &mut [Poly],
         e1_e2: &mut [Poly],
     ) -> ([u8; 32], [u8; 32]) {
-        let (shared, mut r) = crate::hash::g::<Self>(input.m, input.h);
+        let (mut shared, mut r) = ([0u8; 32], [0u8; 32]);
+        crate::hash::g::<Self>(input.m, input.h, &mut shared, &mut r);
         let rejection = match input.rejection {
             Some(computed) => *computed,
             None => crate::hash::j::<Self>(input.z, input.c),

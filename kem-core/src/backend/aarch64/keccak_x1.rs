@@ -15,7 +15,8 @@ pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
     // valid, exclusive borrow) and reads its own round constants, which it
     // jumps over; it clobbers only the general registers it declares, and
     // uses 32 bytes below the stack pointer, which it restores (no
-    // `nostack`).
+    // `nostack`), zeroing θ's two parities there first (they derive from
+    // the state, which may be secret).
     unsafe {
         asm!(
             "sub sp, sp, #32",
@@ -2761,6 +2762,7 @@ pub(super) fn keccak_f1600(state: &mut [u64; 25]) {
             "stp x22, x23, [x27, #160]",
             "stp x24, x25, [x27, #176]",
             "str x26, [x27, #192]",
+            "stp xzr, xzr, [sp, #16]",
             "add sp, sp, #32",
             "b 399f",
             ".p2align 3",

@@ -100,7 +100,7 @@ impl Schedule for Neon {
         out: &mut KeyBuffers<'_>,
     ) -> Option<[u8; 32]> {
         // SAFETY: `Neon` runs only where Neon is available (module docs).
-        Some(unsafe { crate::backend::aarch64::pool::generate_key::<P>(rho, sigma, out) })
+        unsafe { crate::backend::aarch64::pool::generate_key::<P>(rho, sigma, out) }
     }
 
     neon_method!(fn hash_and_sample_matrix(ek: &[u8], rho: &[u8; 32], k: usize, out: &mut [Poly], rejection: Option<(&[u8; 32], &[u8])>) -> ([u8; 32], Option<[u8; 32]>) = crate::backend::aarch64::pool::hash_and_sample_matrix);

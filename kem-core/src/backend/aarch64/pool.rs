@@ -108,7 +108,10 @@ struct KeyGen<'a> {
     written: usize,
     /// H(ek)'s next block.
     block: usize,
-    h: [u8; 32],
+    /// H(ek), once its last block is permuted: there is no digest before
+    /// (no all-zero placeholder that a schedule ending early could hand
+    /// out as the hash).
+    h: Option<[u8; 32]>,
 }
 
 impl KeyGen<'_> {
@@ -342,7 +345,9 @@ impl<'a, 'b> Pool<'a, 'b> {
             hash.permuted(&self.chain);
         } else if let Some(g) = self.keygen.as_mut() {
             if g.block == g.blocks() {
-                read_lanes(&self.chain, &mut g.h);
+                let mut h = [0u8; 32];
+                read_lanes(&self.chain, &mut h);
+                g.h = Some(h);
             }
         }
     }
@@ -364,6 +369,28 @@ impl<'a, 'b> Pool<'a, 'b> {
             }
         }
         done
+    }
+
+    /// Key generation's H(ek) once the pool has run: any rows of t̂ and
+    /// blocks of H the schedule left (none: the pool ends only once every
+    /// entry of Â is sampled, and its last entry finishes the rows, which
+    /// makes every block of H ready), then the digest. `None` only if a
+    /// row still lacks an entry of Â, so that H cannot absorb it: never a
+    /// digest of part of ek.
+    #[target_feature(enable = "neon")]
+    fn finish_key(&mut self) -> Option<[u8; 32]> {
+        let g = self.keygen.as_mut()?;
+        g.finish_rows(self.out, &self.filled);
+        while g.block < g.blocks() && g.hash_ready() {
+            g.absorb(&mut self.chain);
+            permute_one(&mut self.chain);
+            if g.block == g.blocks() {
+                let mut h = [0u8; 32];
+                read_lanes(&self.chain, &mut h);
+                g.h = Some(h);
+            }
+        }
+        g.h
     }
 
     /// Runs the pool to its end (see [`Pool`]). Key generation's rows are
@@ -413,13 +440,15 @@ impl<'a, 'b> Pool<'a, 'b> {
 /// row by row and H(ek), which absorbs each row of t̂ as soon as its row of
 /// Â is in, so that only H's last blocks (those of the last row and ρ) run
 /// without a partner. Fills `out` as `pke::generate` does and returns
-/// H(ek).
+/// H(ek); `None` (the contract of `Schedule::generate_key`: the caller
+/// then runs the sequential algorithm, which rewrites `out`) if the
+/// schedule could not finish ek, which [`Pool::finish_key`] rules out.
 #[target_feature(enable = "neon")]
 pub(crate) fn generate_key<P: ParameterSet>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
     out: &mut KeyBuffers<'_>,
-) -> [u8; 32] {
+) -> Option<[u8; 32]> {
     let k = P::K;
     count(Primitive::Prf, 2 * k as u64);
     count(Primitive::H, 1);
@@ -438,7 +467,7 @@ pub(crate) fn generate_key<P: ParameterSet>(
         ek: out.ek,
         written: 0,
         block: 0,
-        h: [0; 32],
+        h: None,
     };
     let h = {
         let mut pool = Pool::new(
@@ -450,11 +479,9 @@ pub(crate) fn generate_key<P: ParameterSet>(
             Some(keygen),
         );
         pool.run();
-        pool.keygen.as_ref().map_or([0; 32], |g| {
-            debug_assert!(g.rows_done == k && g.block == g.blocks());
-            g.h
-        })
+        pool.finish_key()
     };
+    debug_assert!(h.is_some(), "key generation's pool left ek unfinished");
     zeroize_all(e.as_mut());
     h
 }
@@ -636,4 +663,60 @@ pub(crate) fn hash_and_sample_matrix(
     let mut hash = Hash::new([ek, &[]], SHA3_DOMAIN);
     Pool::new(rho, k, Layout::Transposed, out, Some(&mut hash), None).run();
     (hash.out, None)
+}
+
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod tests {
+    use super::*;
+    use sha3::{Digest, Sha3_256};
+
+    /// ML-KEM-512's key generation pool: no digest before it has run (ek
+    /// unwritten, so H cannot absorb it), then H(ek) of the ek it wrote.
+    #[target_feature(enable = "neon")]
+    fn check_digest_only_of_the_whole_ek() {
+        let k = 2;
+        let rho: [u8; 32] = core::array::from_fn(|i| (i * 13 + 5) as u8);
+        let s_hat: Vec<Poly> = (0..k as i16)
+            .map(|i| Poly {
+                coeffs: core::array::from_fn(|j| (j as i16 * 7 + i) % 3329),
+            })
+            .collect();
+        let e = vec![Poly::ZERO; k];
+        let mut a_hat_t = vec![Poly::ZERO; k * k];
+        let mut t_hat = vec![Poly::ZERO; k];
+        let mut ek = vec![0u8; 384 * k + 32];
+        let keygen = KeyGen {
+            k,
+            rho: &rho,
+            s_hat: &s_hat,
+            e: &e,
+            t_hat: &mut t_hat,
+            entries_left: [k as u8; 4],
+            rows_done: 0,
+            row_done: 0,
+            ek: &mut ek,
+            written: 0,
+            block: 0,
+            h: None,
+        };
+        let mut pool = Pool::new(
+            &rho,
+            k,
+            Layout::RowsIntoTransposed,
+            &mut a_hat_t,
+            None,
+            Some(keygen),
+        );
+        assert_eq!(pool.finish_key(), None, "a pool that has not run");
+        pool.run();
+        let h = pool.finish_key().expect("the pool ran to its end");
+        assert_eq!(h, <[u8; 32]>::from(Sha3_256::digest(&ek)));
+    }
+
+    #[test]
+    fn the_digest_is_of_the_whole_ek() {
+        // SAFETY: Neon is part of the AArch64 baseline this module needs.
+        unsafe { check_digest_only_of_the_whole_ek() }
+    }
 }

@@ -33,14 +33,6 @@ use crate::poly::{Poly, N};
 use crate::profile_hooks::{count, permutation_end, permutation_start, Primitive};
 use crate::wipe::wipe;
 
-/// The sponge state after absorbing seed ‖ suffix with the SHAKE padding
-/// of `RATE` (see [`absorb_seed`]).
-fn absorbed<const RATE: usize>(seed: &[u8; 32], suffix: &[u8]) -> [u64; 25] {
-    let mut state = [0u64; 25];
-    absorb_seed::<RATE>(&mut state, seed, suffix);
-    state
-}
-
 /// `hash::xor_bytes` on 128-bit vectors: XORs `bytes` into the state's
 /// bytes from `offset` on, 16 at a time while `offset` is a whole lane;
 /// the rest (and any unaligned start) on the portable code.
@@ -382,8 +374,12 @@ pub(super) fn sample_noise<const ETA: usize>(seed: &[u8; 32], nonce: u8, out: &m
     let mut next_nonce = nonce;
     for pair in pairs.by_ref() {
         count(Primitive::Prf, 2);
-        let [mut a, mut b] =
-            [next_nonce, next_nonce.wrapping_add(1)].map(|n| absorbed::<SHAKE256_RATE>(seed, &[n]));
+        // Absorbed in place: a state built elsewhere and moved here (as
+        // by an array `map`) would leave copies of σ ‖ N in frames that
+        // nothing wipes.
+        let (mut a, mut b) = ([0u64; 25], [0u64; 25]);
+        absorb_seed::<SHAKE256_RATE>(&mut a, seed, &[next_nonce]);
+        absorb_seed::<SHAKE256_RATE>(&mut b, seed, &[next_nonce.wrapping_add(1)]);
         for at in (0..len).step_by(SHAKE256_RATE) {
             let end = (at + SHAKE256_RATE).min(len);
             permute_pair(&mut a, &mut b);

@@ -213,15 +213,19 @@ pub(crate) fn prf2_x8(
     );
     vectors[crate::hash::SHAKE256_RATE / 8 - 1] = _mm512_set1_epi64(i64::MIN);
     keccak_f1600_x8!(vectors);
-    let low = transpose8(vectors[..8].try_into().expect("eight lanes"));
-    let high = transpose8(vectors[8..16].try_into().expect("eight lanes"));
+    // The squeezed words, instance by instance: PRF output, so wiped too
+    // (by reference, not through an iterator that would copy them).
+    let mut low = transpose8(vectors[..8].try_into().expect("eight lanes"));
+    let mut high = transpose8(vectors[8..16].try_into().expect("eight lanes"));
     let mut words = [0u64; 16];
-    for (i, (lo, hi)) in low.into_iter().zip(high).enumerate().take(count) {
-        store512(&mut words[..8], lo);
-        store512(&mut words[8..], hi);
+    for (i, (lo, hi)) in low.iter().zip(&high).enumerate().take(count) {
+        store512(&mut words[..8], *lo);
+        store512(&mut words[8..], *hi);
         sink(i, &words);
     }
     vectors.zeroize();
+    low.zeroize();
+    high.zeroize();
     words.zeroize();
 }
 

@@ -27,7 +27,7 @@ use super::PoolKernels;
 use crate::backend::traits::DecapsHashInput;
 use crate::backend::x86_64::cbd;
 use crate::backend::x86_64::pools::expand::Rejection;
-use crate::backend::x86_64::pools::noise::prf_state;
+use crate::backend::x86_64::pools::noise::set_prf_state;
 use crate::hash::{
     read_lanes, xor_block, xor_bytes, xor_padding, SHA3_512_RATE, SHA3_DOMAIN, SHAKE256_RATE,
 };
@@ -125,7 +125,7 @@ fn sample_beside<B: PoolKernels, const W: usize, const ETA: usize>(
     for batch in out.chunks_mut(W - 1) {
         let n = batch.len();
         for (state, offset) in states[1..].iter_mut().zip(0u8..).take(n) {
-            *state = prf_state(r, nonce.wrapping_add(offset));
+            set_prf_state(state, r, nonce.wrapping_add(offset));
         }
         permute_with_j::<B, W>(states, j, &all[1..=n]);
         if ETA == 2 {

@@ -147,7 +147,10 @@ struct Pool<
     t_done: usize,
     /// Bytes of ek known so far.
     ek_ready: usize,
-    digest: [u8; 32],
+    /// H(ek), once the hash has permuted its last block: there is no
+    /// digest before (no all-zero placeholder that a schedule ending early
+    /// could hand out as the hash).
+    digest: Option<[u8; 32]>,
     _backend: core::marker::PhantomData<B>,
 }
 
@@ -159,7 +162,7 @@ pub(crate) fn generate_for<B: PoolKernels, P: ParameterSet>(
     rho: &[u8; 32],
     sigma: &[u8; 32],
     out: &mut KeyBuffers<'_>,
-) -> [u8; 32] {
+) -> Option<[u8; 32]> {
     // (k, eta1) of the three parameter sets, with the pool's sizes.
     match (P::K, P::ETA1) {
         (2, 3) => generate::<B, 2, 3, 9, 4>(rho, sigma, out),
@@ -172,7 +175,12 @@ pub(crate) fn generate_for<B: PoolKernels, P: ParameterSet>(
 /// Algorithm 13 after G, with ek = ByteEncode_12(t̂) ‖ ρ and H(ek), for the
 /// parameter set of rank `K` and eta1 = `ETA1` (`SPONGES` and
 /// `NOISE_BUFFERS` as in [`Pool`]): the contract of
-/// `Schedule::generate_key`.
+/// `Schedule::generate_key`. H(ek) is the hash sponge's output, read when
+/// it permutes its last block, which needs all of ek (`hash_ready`): a
+/// schedule that stopped before (it cannot: each step that leaves the hash
+/// waiting finishes a noise stream or samples an entry, and once all are
+/// done t̂ and ek are) gives `None`, on which the caller runs the
+/// sequential algorithm, never a wrong hash.
 #[target_feature(enable = "avx2")]
 fn generate<
     B: PoolKernels,
@@ -184,56 +192,28 @@ fn generate<
     rho: &[u8; 32],
     sigma: &[u8; 32],
     out: &mut KeyBuffers<'_>,
-) -> [u8; 32] {
+) -> Option<[u8; 32]> {
     const {
         assert!(SPONGES == 1 + 2 * K + K * K && SPONGES < 32);
         assert!(NOISE_BUFFERS == if ETA1 == 3 { 2 * K } else { 0 });
     }
-    let (expanded, s_hat, ek) = (&mut *out.expanded, &mut *out.s_hat, &mut *out.ek);
-    let k = K;
-    debug_assert!(expanded.len() == k * k + k);
-    count(Primitive::Xof, (k * k) as u64);
-    count(Primitive::Prf, 2 * k as u64);
+    count(Primitive::Xof, (K * K) as u64);
+    count(Primitive::Prf, 2 * K as u64);
     count(Primitive::H, 1);
-    ek[384 * k..].copy_from_slice(rho);
-    let mut pool = Pool::<B, K, ETA1, SPONGES, NOISE_BUFFERS> {
-        states: [[0; 25]; SPONGES],
-        jobs: [Job::Done; SPONGES],
-        blocks: [0; SPONGES],
-        filled: [0; SPONGES],
-        noise_bytes: [[0; 64 * 3]; NOISE_BUFFERS],
-        pending: (1 << SPONGES) - 1,
-        // A noise stream needs 64·eta1 bytes: one block, or two for eta1 = 3.
-        other_left: 2 * k * (64 * ETA1).div_ceil(SHAKE256_RATE) + k * k * sample_left(0),
-        expanded,
-        s_hat,
-        e_hat: [Poly::ZERO; K],
-        ek,
-        t_row: 0,
-        t_done: 0,
-        ek_ready: 0,
-        digest: [0; 32],
-        _backend: core::marker::PhantomData,
-    };
-    pool.jobs[HASH] = Job::Hash { next_block: 0 };
-    for index in 0..2 * k {
-        // PRF(σ, index): σ ‖ index, padded.
-        let state = &mut pool.states[1 + index];
-        xor_block(state, sigma);
-        xor_bytes(state, 32, &[index as u8]);
-        xor_padding(state, 33, SHAKE_DOMAIN, SHAKE256_RATE);
-        pool.jobs[1 + index] = Job::Noise { index, squeezed: 0 };
-    }
-    for entry in 0..k * k {
-        start_entry(&mut pool.states[1 + 2 * k + entry], rho, k, entry);
-        pool.jobs[1 + 2 * k + entry] = Job::Sample { entry };
-    }
+    let k = K;
+    let mut pool = Pool::<B, K, ETA1, SPONGES, NOISE_BUFFERS>::new(out);
+    pool.start(rho, sigma);
     while pool.step() {
         pool.advance_public_key();
     }
     debug_assert!(pool.t_row == k && pool.pending == 0 && pool.other_left == 0);
     debug_assert!(pool.jobs.iter().all(|&job| job == Job::Done));
-    // Each noise stream's bytes and state were wiped when it was consumed.
+    debug_assert!(
+        pool.digest.is_some(),
+        "key generation's pool left ek unfinished"
+    );
+    // Each noise stream's bytes and state were wiped when it was consumed
+    // (all are, whenever the pool stops: a pending stream can always move).
     zeroize_all(&mut pool.e_hat);
     pool.digest
 }
@@ -260,6 +240,55 @@ impl<
     /// nothing, so they count every block (measured: docs/performance.md,
     /// "Lab notes").
     const HASH_TAIL: usize = if K == 4 { 3 } else { 0 };
+
+    /// A pool writing the key into `out`, its sponges empty and idle
+    /// ([`Pool::start`] starts them). Returned by value before any secret
+    /// is in it: σ goes into the states where they live.
+    #[inline(always)]
+    fn new<'o>(out: &'o mut KeyBuffers<'_>) -> Pool<'o, B, K, ETA1, SPONGES, NOISE_BUFFERS> {
+        let (expanded, s_hat, ek) = (&mut *out.expanded, &mut *out.s_hat, &mut *out.ek);
+        let k = K;
+        debug_assert!(expanded.len() == k * k + k);
+        Pool {
+            states: [[0; 25]; SPONGES],
+            jobs: [Job::Done; SPONGES],
+            blocks: [0; SPONGES],
+            filled: [0; SPONGES],
+            noise_bytes: [[0; 64 * 3]; NOISE_BUFFERS],
+            pending: (1 << SPONGES) - 1,
+            // A noise stream needs 64·eta1 bytes: one block, or two for eta1 = 3.
+            other_left: 2 * k * (64 * ETA1).div_ceil(SHAKE256_RATE) + k * k * sample_left(0),
+            expanded,
+            s_hat,
+            e_hat: [Poly::ZERO; K],
+            ek,
+            t_row: 0,
+            t_done: 0,
+            ek_ready: 0,
+            digest: None,
+            _backend: core::marker::PhantomData,
+        }
+    }
+
+    /// Starts every sponge: the hash, the noise streams of ŝ and ê from σ,
+    /// and the matrix entries from ρ (which also ends ek).
+    fn start(&mut self, rho: &[u8; 32], sigma: &[u8; 32]) {
+        let k = K;
+        self.ek[384 * k..].copy_from_slice(rho);
+        self.jobs[HASH] = Job::Hash { next_block: 0 };
+        for index in 0..2 * k {
+            // PRF(σ, index): σ ‖ index, padded.
+            let state = &mut self.states[1 + index];
+            xor_block(state, sigma);
+            xor_bytes(state, 32, &[index as u8]);
+            xor_padding(state, 33, SHAKE_DOMAIN, SHAKE256_RATE);
+            self.jobs[1 + index] = Job::Noise { index, squeezed: 0 };
+        }
+        for entry in 0..k * k {
+            start_entry(&mut self.states[1 + 2 * k + entry], rho, k, entry);
+            self.jobs[1 + 2 * k + entry] = Job::Sample { entry };
+        }
+    }
 
     /// Whether the hash can absorb its next block now.
     fn hash_ready(&self) -> bool {
@@ -389,7 +418,9 @@ impl<
             Job::Hash { next_block } => {
                 let next_block = next_block + 1;
                 if next_block == padded_blocks(self.ek.len(), SHA3_256_RATE) {
-                    read_lanes(state, &mut self.digest);
+                    let mut digest = [0u8; 32];
+                    read_lanes(state, &mut digest);
+                    self.digest = Some(digest);
                     self.finish(index);
                 } else {
                     self.jobs[index] = Job::Hash { next_block };
@@ -496,5 +527,55 @@ impl<
         } else {
             384 * self.t_row + self.t_done * 3 / 2
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::select::BackendKind;
+    use crate::backend::x86_64::Avx2;
+    use sha3::{Digest, Sha3_256};
+
+    /// ML-KEM-768's pool on AVX2, step by step: no digest while the hash
+    /// sponge has blocks left (so a schedule stopped early has none to
+    /// give), then H(ek) of the finished ek.
+    #[target_feature(enable = "avx2")]
+    fn check_digest_only_when_hashed() {
+        let rho: [u8; 32] = core::array::from_fn(|i| (i * 13 + 5) as u8);
+        let sigma: [u8; 32] = core::array::from_fn(|i| (i * 7 + 1) as u8);
+        let mut expanded = vec![Poly::ZERO; 12];
+        let mut s_hat = vec![Poly::ZERO; 3];
+        let mut ek = vec![0u8; 384 * 3 + 32];
+        let mut out = KeyBuffers {
+            expanded: &mut expanded,
+            s_hat: &mut s_hat,
+            ek: &mut ek,
+        };
+        let mut pool = Pool::<Avx2, 3, 2, 16, 0>::new(&mut out);
+        pool.start(&rho, &sigma);
+        let mut steps = 0;
+        while pool.step() {
+            pool.advance_public_key();
+            steps += 1;
+            let hashing = pool.pending & (1 << HASH) != 0;
+            assert_eq!(pool.digest.is_some(), !hashing, "step {steps}");
+        }
+        let digest = pool.digest.expect("the pool finished");
+        zeroize_all(&mut pool.e_hat);
+        assert_eq!(digest, <[u8; 32]>::from(Sha3_256::digest(&ek)));
+    }
+
+    #[test]
+    fn the_digest_exists_only_once_ek_is_hashed() {
+        if !BackendKind::Avx2.is_available() {
+            eprintln!("avx2 not available; skipping");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 (just checked).
+        #[allow(unsafe_code)]
+        unsafe {
+            check_digest_only_when_hashed()
+        }
     }
 }

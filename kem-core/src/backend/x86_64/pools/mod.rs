@@ -56,9 +56,7 @@ macro_rules! sponge_pools {
             sigma: &[u8; 32],
             out: &mut KeyBuffers<'_>,
         ) -> Option<[u8; 32]> {
-            Some(crate::backend::x86_64::pools::keygen::generate_for::<$backend, P>(
-                rho, sigma, out,
-            ))
+            crate::backend::x86_64::pools::keygen::generate_for::<$backend, P>(rho, sigma, out)
         }
 
         /// H(ek) and Â sharing the multi-way Keccak, and J(z ‖ c) as a

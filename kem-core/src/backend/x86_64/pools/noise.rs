@@ -20,16 +20,18 @@ use crate::poly::Poly;
 use crate::profile_hooks::{count, Primitive};
 use crate::wipe::wipe;
 
-/// The state of SHAKE256 after absorbing `seed ‖ nonce` (one padded block).
+/// Sets `state` (whatever it held) to SHAKE256's after absorbing `seed ‖
+/// nonce` (one padded block). In place: a state built elsewhere and moved
+/// or copied here (as by a function returning it, or `array::from_fn`)
+/// could leave a copy of the secret seed in a frame that nothing wipes.
 #[inline(always)]
-pub(crate) fn prf_state(seed: &[u8; 32], nonce: u8) -> [u64; 25] {
-    let mut state = [0u64; 25];
+pub(crate) fn set_prf_state(state: &mut [u64; 25], seed: &[u8; 32], nonce: u8) {
+    *state = [0; 25];
     for (lane, bytes) in state.iter_mut().zip(seed.chunks_exact(8)) {
         *lane = u64::from_le_bytes(bytes.try_into().expect("8-byte chunk"));
     }
     state[4] = u64::from(nonce) | u64::from(SHAKE_DOMAIN) << 8;
     state[SHAKE256_RATE / 8 - 1] = 1 << 63;
-    state
 }
 
 /// `out[i]` = SamplePolyCBD_eta(PRF_eta(seed, nonce + i)), in batches of
@@ -72,7 +74,7 @@ const fn first_indices<const W: usize>() -> [usize; W] {
 fn batch_eta2<B: PoolKernels, const W: usize>(seed: &[u8; 32], nonce: u8, batch: &mut [Poly]) {
     let mut states = [[0u64; 25]; W];
     for (state, offset) in states.iter_mut().zip(0u8..).take(batch.len()) {
-        *state = prf_state(seed, nonce.wrapping_add(offset));
+        set_prf_state(state, seed, nonce.wrapping_add(offset));
     }
     B::keccak_f1600_many(&mut states, &first_indices::<W>()[..batch.len()]);
     for (poly, state) in batch.iter_mut().zip(&states) {
@@ -90,7 +92,7 @@ fn batch_eta3<B: PoolKernels, const W: usize>(seed: &[u8; 32], nonce: u8, batch:
     let mut states = [[0u64; 25]; W];
     let mut bytes = [[0u8; 64 * 3]; W];
     for (state, offset) in states.iter_mut().zip(0u8..).take(batch.len()) {
-        *state = prf_state(seed, nonce.wrapping_add(offset));
+        set_prf_state(state, seed, nonce.wrapping_add(offset));
     }
     B::keccak_f1600_many(&mut states, chosen);
     for (buffer, state) in bytes.iter_mut().zip(&states).take(batch.len()) {
@@ -129,7 +131,10 @@ pub(crate) fn sample_encryption_noise<B: PoolKernels, P: ParameterSet>(
     debug_assert!(y.len() == 2 && e1_e2.len() == 3);
     count(Primitive::Prf, 5);
     // Streams 0 and 1 are y (nonces 0, 1), 2 to 4 are e1 ‖ e2 (nonces 2..5).
-    let mut states: [[u64; 25]; 5] = core::array::from_fn(|nonce| prf_state(r, nonce as u8));
+    let mut states = [[0u64; 25]; 5];
+    for (state, nonce) in states.iter_mut().zip(0u8..) {
+        set_prf_state(state, r, nonce);
+    }
     let eta2_from = |state: &[u64; 25], poly: &mut Poly| {
         // eta = 2: 128 bytes, the first 16 lanes of the block.
         let words: &[u64; 16] = state[..16].try_into().expect("16 lanes");
@@ -214,11 +219,12 @@ mod tests {
     }
 
     #[test]
-    fn prf_state_is_the_absorbed_sponge() {
+    fn set_prf_state_gives_the_absorbed_sponge() {
         // Squeezing from the prepared state gives PRF's bytes.
         let seed: [u8; 32] = core::array::from_fn(|i| (7 * i + 1) as u8);
         for nonce in [0u8, 1, 200, 255] {
-            let mut state = prf_state(&seed, nonce);
+            let mut state = [0x5au64; 25];
+            set_prf_state(&mut state, &seed, nonce);
             keccak::f1600(&mut state);
             let mut ours = [0u8; 128];
             read_lanes(&state, &mut ours);
