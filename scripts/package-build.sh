@@ -4,7 +4,12 @@
 # mlkem.so and mlkem-provider-check for one architecture, their stripping,
 # and the symbol versions the stripped objects need. The callers run from
 # the checkout's root with scripts/common.sh sourced; WHO prefixes messages.
+# Sourcing it sets umask 022 and LC_ALL=C TZ=UTC0: the files' modes, sort
+# orders and dates do not depend on who builds.
 #
+#   package_args ARG...           --out DIR, --arch ARCH, --help into out
+#                                 and arch (the caller sets their defaults
+#                                 and defines usage)
 #   package_version WHO           sets base_version, commit and version,
 #                                 exports SOURCE_DATE_EPOCH
 #   package_build WHO ARCH        builds for ARCH (Debian's name: amd64,
@@ -15,6 +20,10 @@
 #   package_symbol_versions PREFIX OBJECT...
 #                                 the highest PREFIX_x.y (GLIBC, GCC) the
 #                                 objects need, x.y only
+#   package_aarch64_object FILE   for the tests: prints the machine and
+#                                 file's description of an AArch64 ELF
+#                                 object; fails, printing what it is, for
+#                                 anything else
 #
 # Version: Cargo's, plus the commit it is built from when there is git,
 # 0.1.0+git<YYYYMMDD>.<HHMMSS>.<hash> (the commit's date and time in UTC, so
@@ -26,6 +35,22 @@
 # stripped. The build has its own target directory, target/package-<ARCH>
 # (MLKEM_PACKAGE_TARGET_DIR), so its RUSTFLAGS do not rebuild the other
 # scripts' target/; the .deb and the .rpm of one architecture share it.
+
+umask 022
+export LC_ALL=C TZ=UTC0
+
+package_args() {
+    while (($#)); do
+        case $1 in
+            --out | --arch)
+                (($# >= 2)) || { usage >&2; exit 2; }
+                case $1 in --out) out=$2 ;; --arch) arch=$2 ;; esac
+                shift 2 ;;
+            -h | --help) usage; exit 0 ;;
+            *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
+        esac
+    done
+}
 
 package_version() {
     local who=$1
@@ -100,4 +125,16 @@ package_symbol_versions() {
     shift
     for object in "$@"; do readelf -V -W "$object"; done |
         grep -o "Name: ${prefix}_[0-9.]*" | sed "s/^Name: ${prefix}_//" | sort -uV | tail -1
+}
+
+package_aarch64_object() {
+    local description machine
+    description=$(file -b "$1")
+    machine=$(readelf -h "$1" | sed -n 's/^ *Machine: *//p')
+    if [[ $description == *"ARM aarch64"* ]] && [ "$machine" = AArch64 ]; then
+        echo "$machine ($(cut -d, -f1-2 <<<"$description"))"
+    else
+        echo "$description; $machine"
+        return 1
+    fi
 }

@@ -34,8 +34,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
 source scripts/package-build.sh
-umask 022
-export LC_ALL=C TZ=UTC0
 
 usage() { echo "usage: $0 [--out DIR] [--arch ARCH]"; }
 die() { echo "package-deb: $*" >&2; exit 1; }
@@ -44,16 +42,7 @@ out=target/debian
 command -v dpkg-deb >/dev/null 2>&1 || die "dpkg-deb not found (not a Debian system?)"
 host_arch=$(dpkg --print-architecture)
 arch=$host_arch
-while (($#)); do
-    case $1 in
-        --out | --arch)
-            (($# >= 2)) || { usage >&2; exit 2; }
-            case $1 in --out) out=$2 ;; --arch) arch=$2 ;; esac
-            shift 2 ;;
-        -h | --help) usage; exit 0 ;;
-        *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
-    esac
-done
+package_args "$@"
 
 # ---------------------------------------------------------------- build
 package_version package-deb || exit 1

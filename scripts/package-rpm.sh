@@ -42,24 +42,13 @@ cd "$(dirname "$0")/.."
 source scripts/common.sh
 source scripts/packages.sh
 source scripts/package-build.sh
-umask 022
-export LC_ALL=C TZ=UTC0
 
 usage() { echo "usage: $0 [--out DIR] [--arch x86_64|aarch64]"; }
 die() { echo "package-rpm: $*" >&2; exit 1; }
 
 out=target/rpm
 arch=$(uname -m)
-while (($#)); do
-    case $1 in
-        --out | --arch)
-            (($# >= 2)) || { usage >&2; exit 2; }
-            case $1 in --out) out=$2 ;; --arch) arch=$2 ;; esac
-            shift 2 ;;
-        -h | --help) usage; exit 0 ;;
-        *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
-    esac
-done
+package_args "$@"
 case $arch in
     x86_64) build_arch=amd64 ;;
     aarch64) build_arch=arm64 ;;
