@@ -133,6 +133,9 @@ bash scripts/deploy-test.sh
 echo "== the packages: reproducible, lintian-clean, arm64 under qemu (arm64 openssl, TLS to OpenSSL 3.5, the check)"
 bash scripts/package-test.sh
 
+echo "== the RPMs: files and places, requires, rpmlint, reproducible, aarch64, install in a scratch root, the drop-in on a RHEL-like openssl.cnf"
+bash scripts/package-rpm-test.sh
+
 echo "== servers and clients from apt with the provider system-wide, short (scripts/compat-test.sh runs every group)"
 compat_dir=$(mktemp -d)
 bash scripts/compat-test.sh --quick --out "$compat_dir"
