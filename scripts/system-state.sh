@@ -159,7 +159,7 @@ state_package_now() {
 # content's hash.
 state_conffiles() {
     local path hash _
-    dpkg-query -W -f='${Conffiles}\n' "$1" 2>/dev/null | while read -r path hash _; do
+    { dpkg-query -W -f='${Conffiles}\n' "$1" 2>/dev/null || true; } | while read -r path hash _; do
         [ -n "$path" ] || continue
         echo "$path $hash $(md5sum <"$path" 2>/dev/null | cut -d' ' -f1)"
     done
@@ -333,9 +333,13 @@ state_note_package() { # PKG
         dpkg-query -s "$pkg" | awk '
             /^[^ \t]/ { skip = ($0 ~ /^(Status|Conffiles|Config-Version):/) }
             !skip' >"$stage/DEBIAN/control"
-        for info in preinst postinst prerm postrm config templates triggers shlibs symbols md5sums conffiles; do
+        for info in preinst postinst prerm postrm config templates triggers shlibs symbols md5sums; do
             [ ! -f "/var/lib/dpkg/info/$pkg.$info" ] || cp -p "/var/lib/dpkg/info/$pkg.$info" "$stage/DEBIAN/$info"
         done
+        # The conffiles as dpkg's status has them (a removed package has no
+        # info/PKG.conffiles), less the obsolete ones.
+        dpkg-query -W -f='${Conffiles}\n' "$pkg" | awk 'NF >= 2 && $3 != "obsolete" { print $1 }' >"$stage/DEBIAN/conffiles"
+        [ -s "$stage/DEBIAN/conffiles" ] || rm -f "$stage/DEBIAN/conffiles"
         while read -r path; do
             [ "$path" != /. ] || continue
             if [ -d "$path" ] && [ ! -L "$path" ]; then
@@ -346,6 +350,7 @@ state_note_package() { # PKG
                 cp -a "$path" "$stage$path"
             fi
         done < <(dpkg-query -L "$pkg")
+        state_shipped_conffiles "$pkg" "$stage"
         dpkg-deb --root-owner-group -b "$stage" "$state_dir/package-$pkg.deb" >/dev/null || return 1
         rm -rf "$stage"
         # shellcheck disable=SC2046 # paths without blanks (dpkg's conffiles)
@@ -354,6 +359,34 @@ state_note_package() { # PKG
     fi
     sync -f "$state_dir" 2>/dev/null || true
     echo "package $pkg" >>"$state_dir/journal"
+}
+
+# state_shipped_conffiles PKG STAGE: a conffile an administrator edited goes
+# into the rebuilt package as shipped, so that dpkg records the same hash
+# again (the edited content is copied back after the reinstall): the
+# shipped content is looked for in the .debs of PKG at hand (apt's cache,
+# this checkout's target/debian and target/package-test), by its hash.
+state_shipped_conffiles() {
+    local pkg=$1 stage=$2 path hash actual deb found here
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    while read -r path hash actual; do
+        [ "$hash" != "$actual" ] || continue
+        found=""
+        for deb in /var/cache/apt/archives/"${pkg}"_*.deb "$here"/target/debian/"${pkg}"_*.deb \
+            "$here"/target/package-test/*/"${pkg}"_*.deb; do
+            [ -f "$deb" ] || continue
+            dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -xOf - ".$path" >"$stage/.conffile" 2>/dev/null || continue
+            if [ "$(md5sum <"$stage/.conffile" | cut -d' ' -f1)" = "$hash" ]; then
+                mv "$stage/.conffile" "$stage$path"
+                found=$deb
+                break
+            fi
+        done
+        rm -f "$stage/.conffile"
+        if [ -z "$found" ]; then
+            state_log "note: $path was edited and no .deb at hand ships its original; dpkg will record the edited content as shipped"
+        fi
+    done <"$state_dir/package-$pkg.conffiles"
 }
 
 state_checkpoint() { # NAME
