@@ -116,7 +116,7 @@ for pair in libmlkem.so:mlkem.so mlkem-provider-check:mlkem-provider-check; do
     "$strip" --strip-unneeded --remove-section=.comment --remove-section=.note \
         -o "$stage/${pair#*:}" "$release_dir/${pair%%:*}"
 done
-bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share \
+bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share --bindir /usr/bin \
     --modules-dir "/usr/lib/$triplet/ossl-modules" --confdir /etc/ssl \
     --module "$stage/mlkem.so" --check-bin "$stage/mlkem-provider-check" >"$stage/files"
 module_path=$(grep '/mlkem\.so$' "$stage/files")
