@@ -43,17 +43,18 @@ openssl_find() {
 # take it before the caller binds it: servers that can, retry.
 declare -A mlkem_used_port=()
 free_port() {
-    local port low=${2:-20000} high=${3:-32767}
-    for port in $(shuf -i "$low-$high" -n 200); do
-        [ -z "${mlkem_used_port[$port]:-}" ] || continue
+    # Underscored names: the caller's variable may be called port.
+    local _fp_port _fp_low=${2:-20000} _fp_high=${3:-32767}
+    for _fp_port in $(shuf -i "$_fp_low-$_fp_high" -n 200); do
+        [ -z "${mlkem_used_port[$_fp_port]:-}" ] || continue
         if python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' \
-            "$port" 2>/dev/null; then
-            mlkem_used_port[$port]=1
-            printf -v "$1" '%s' "$port"
+            "$_fp_port" 2>/dev/null; then
+            mlkem_used_port[$_fp_port]=1
+            printf -v "$1" '%s' "$_fp_port"
             return 0
         fi
     done
-    echo "free_port: no free port in $low-$high" >&2
+    echo "free_port: no free port in $_fp_low-$_fp_high" >&2
     return 1
 }
 

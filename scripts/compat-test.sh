@@ -268,9 +268,9 @@ deb=$(bash scripts/package-deb.sh | tail -1)
 state_note_package mlkem-provider || die "could not save the installed mlkem-provider"
 if dpkg -s mlkem-provider >/dev/null 2>&1; then
     log "purging an installed mlkem-provider first (put back on exit)"
-    dpkg --purge mlkem-provider >&2
+    state_dpkg --purge mlkem-provider
 fi
-dpkg -i "$deb" >&2
+state_dpkg -i "$deb"
 # The package's own (not one scripts/install.sh put under /usr/local).
 check_bin=$(dpkg -L mlkem-provider | grep -m1 '/bin/mlkem-provider-check$' || true)
 [ -z "$check_bin" ] || [ -x "$check_bin" ] || check_bin=""

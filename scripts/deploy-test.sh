@@ -61,7 +61,7 @@ deb=$(bash scripts/package-deb.sh | tail -1)
 state_note_package mlkem-provider || fail "could not save the installed mlkem-provider"
 if dpkg -s mlkem-provider >/dev/null 2>&1; then
     log "removing an installed mlkem-provider first (put back on exit)"
-    dpkg --purge mlkem-provider >&2
+    state_dpkg --purge mlkem-provider
 fi
 modules_dir=$(openssl version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
 snapshot() {
@@ -73,7 +73,7 @@ snapshot() {
 }
 snapshot >"$work/before.txt"
 
-dpkg -i "$deb" >&2
+state_dpkg -i "$deb"
 log "installed $(dpkg-query -W -f='${Package} ${Version}' mlkem-provider)"
 
 # The system openssl finds the module with no path.
@@ -217,12 +217,12 @@ if [ -n "$openssl35" ]; then
 fi
 
 # ---------------------------------------------------------------- remove
-dpkg -r mlkem-provider >&2
+state_dpkg -r mlkem-provider
 [ ! -e "$modules_dir/mlkem.so" ] || fail "dpkg -r left $modules_dir/mlkem.so"
 openssl list -providers -provider mlkem >/dev/null 2>&1 &&
     fail "after dpkg -r, -provider mlkem still loads"
 # dpkg -r keeps conffiles (Debian policy); --purge removes them too.
-dpkg --purge mlkem-provider >&2
+state_dpkg --purge mlkem-provider
 snapshot >"$work/after.txt"
 diff -u "$work/before.txt" "$work/after.txt" >&2 || fail "the system OpenSSL differs after dpkg --purge"
 log "ok: dpkg -r and --purge restore the system OpenSSL"

@@ -143,7 +143,7 @@ files=(
 # for a staged install).
 package_owner() {
     [ -z "$destdir" ] && command -v dpkg-query >/dev/null 2>&1 || return 0
-    dpkg-query -S "$1" 2>/dev/null | sed -n "s|^\([^:]*\)\(:[^:]*\)\{0,1\}: $1\$|\1|p" | head -1
+    { dpkg-query -S "$1" 2>/dev/null || true; } | sed -n "s|^\([^:]*\)\(:[^:]*\)\{0,1\}: $1\$|\1|p" | head -1
 }
 
 if $uninstall; then

@@ -30,6 +30,8 @@
 #                            so a later run kills no other process that got
 #                            the same number
 #   state_restore            all of it, newest first (the traps run it)
+#   state_dpkg ARGS...       dpkg, waiting while apt or another test holds
+#                            its lock (quiet unless it fails)
 #   state_checkpoint NAME    for scripts/restore-test.sh: when
 #                            MLKEM_STATE_PAUSE_AT is NAME, writes
 #                            $MLKEM_STATE_PAUSE_FILE and waits there (for a
@@ -165,6 +167,22 @@ state_conffiles() {
     done
 }
 
+# state_dpkg ARGS...: dpkg, retried for up to two minutes while another
+# process (apt, another test) holds its lock.
+state_dpkg() {
+    local tries=0 out status
+    while :; do
+        status=0
+        out=$(dpkg "$@" 2>&1) || status=$?
+        if ((status)) && grep -q 'lock' <<<"$out" && ((tries++ < 60)); then
+            sleep 2
+            continue
+        fi
+        ((status == 0)) || printf '%s\n' "$out" >&2
+        return "$status"
+    done
+}
+
 state_restore_package() { # DIR PKG
     local dir=$1 pkg=$2 want now
     want=$(cat "$dir/package-$pkg.status")
@@ -174,15 +192,15 @@ state_restore_package() { # DIR PKG
         return 0
     fi
     if [ "$now" != absent ]; then
-        dpkg --purge "$pkg" >/dev/null || { state_log "dpkg --purge $pkg failed"; return 1; }
+        state_dpkg --purge "$pkg" || { state_log "dpkg --purge $pkg failed"; return 1; }
     fi
     case $want in
         absent) ;;
         installed* | config-files*)
-            dpkg -i "$dir/package-$pkg.deb" >/dev/null || { state_log "dpkg -i the saved $pkg failed"; return 1; }
+            state_dpkg -i "$dir/package-$pkg.deb" || { state_log "dpkg -i the saved $pkg failed"; return 1; }
             # Conffiles an administrator edited: the edited content back.
             tar -xpf "$dir/package-$pkg.conffiles.tar" -C / || return 1
-            [[ $want != config-files* ]] || dpkg -r "$pkg" >/dev/null || return 1
+            [[ $want != config-files* ]] || state_dpkg -r "$pkg" || return 1
             ;;
         *) state_log "cannot put back $pkg ($want)"; return 1 ;;
     esac
@@ -258,7 +276,9 @@ state_begin() { # NAME [--private]
         waited=$((waited + 5))
     done
     mkdir -p "$state_dir/files"
-    echo "$BASHPID $(state_pid_start "$BASHPID")" >"$state_dir/owner"
+    # $BASHPID taken here: inside $(...) it would be the subshell's.
+    local me=$BASHPID
+    echo "$me $(state_pid_start "$me")" >"$state_dir/owner"
     : >"$state_dir/journal"
     trap 'state_on_exit' EXIT
     trap 'state_on_signal 2' INT
