@@ -67,12 +67,14 @@ state_restoring=false
 
 state_log() { echo "system-state: $*" >&2; }
 
-# The start time of PID (field 22 of /proc/PID/stat), empty when it is gone.
+# The start time of PID (field 22 of /proc/PID/stat), empty when it is gone
+# or a zombie (whose parent, or an init that reaps nothing, has yet to reap
+# it: it runs no more).
 state_pid_start() {
     local stat
     stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
     stat=${stat##*) }
-    awk '{ print $20 }' <<<"$stat"
+    awk '$1 != "Z" { print $20 }' <<<"$stat"
 }
 
 # Is the owner recorded in DIR/owner (PID STARTTIME) alive?
@@ -412,11 +414,12 @@ state_shipped_conffiles() {
 state_checkpoint() { # NAME
     [ "${MLKEM_STATE_PAUSE_AT:-}" = "$1" ] || return 0
     state_log "checkpoint $1: waiting"
-    echo "$1" >"${MLKEM_STATE_PAUSE_FILE:?}"
-    # In the background: a trap runs as soon as its signal comes.
+    # In the background: a trap runs as soon as its signal comes. Noted
+    # before the file says we are here (a SIGKILL may follow at once).
     sleep 600 &
     state_pause_pid=$!
     if [ -n "$state_dir" ]; then state_note_pid "$state_pause_pid"; fi
+    echo "$1" >"${MLKEM_STATE_PAUSE_FILE:?}"
     wait "$state_pause_pid" || true
     state_pause_pid=""
 }
