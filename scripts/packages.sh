@@ -36,7 +36,7 @@ gcc-aarch64-linux-gnu    aarch64  aarch64-linux-gnu-gcc aarch64-linux-gnu-strip
 libc6-dev-arm64-cross    aarch64  -
 qemu-user                aarch64  qemu-aarch64
 libssl-dev:arm64         aarch64  -
-dpkg                     package  dpkg-deb
+dpkg                     package  dpkg-deb dpkg-query
 lintian                  package  lintian
 file                     package  file
 binutils                 package  readelf objdump
