@@ -142,7 +142,7 @@ packages_apt_install() {
         printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
         chmod +x /usr/sbin/policy-rc.d
     fi
-    state_note_new_services "${missing[@]}"
+    state_note_new_services
     if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
         ! dpkg --print-foreign-architectures | grep -qx arm64; then
         dpkg --add-architecture arm64

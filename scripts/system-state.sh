@@ -19,10 +19,10 @@
 #   state_note_package PKG   PKG comes back as it is now: installed (that
 #                            version, its files and conffiles as they are),
 #                            removed with its conffiles kept, or absent
-#   state_note_new_services PKG...
-#                            the packages that are about to be installed:
-#                            whichever of them is installed at restore has
-#                            its services disabled (systemctl disable,
+#   state_note_new_services  before packages are installed: every package
+#                            installed at restore that is not now (those
+#                            asked for and what they pull in) has its
+#                            services disabled (systemctl disable,
 #                            update-rc.d disable), so that none starts at
 #                            the next boot
 #   state_note_pid PID       that process (and its group, when it leads
@@ -106,7 +106,7 @@ state_restore_dir() {
             pid) state_restore_pid "$a" "$b" || failed=1 ;;
             file) state_restore_file "$dir" "$a" "$b" || failed=1 ;;
             package) state_restore_package "$dir" "$a" || failed=1 ;;
-            services) state_disable_services "$a" || failed=1 ;;
+            services) state_disable_services "$dir" || failed=1 ;;
             *) state_log "unknown entry '$kind' in $dir/journal" ;;
         esac
     done < <(tac "$dir/journal")
@@ -211,26 +211,34 @@ state_restore_package() { # DIR PKG
     state_log "put back $pkg ($want)"
 }
 
-# Disables the services of the packages named (comma-separated) that are
-# installed now.
+# state_installed_packages: the installed packages, one per line.
+state_installed_packages() {
+    dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' | awk '$1 == "ii" { print $2 }' | sort
+}
+
+# state_disable_services DIR: disables the services of every package
+# installed now that was not when DIR/packages-before was written (the
+# packages named and whatever they pulled in: nginx's unit is
+# nginx-common's, PostgreSQL's postgresql-common's).
 state_disable_services() {
     local pkg unit script
-    for pkg in ${1//,/ }; do
-        [[ $(state_package_now "$pkg") == installed* ]] || continue
+    [ -f "$1/packages-before" ] || return 0
+    for pkg in $(comm -13 "$1/packages-before" <(state_installed_packages)); do
         while read -r unit; do
             [ -n "$unit" ] || continue
             if [ "$(systemctl is-enabled "$unit" 2>/dev/null)" = enabled ]; then
                 systemctl disable --quiet "$unit" 2>/dev/null || systemctl disable "$unit" >&2 || return 1
                 state_log "disabled $unit (installed by a test)"
             fi
-        done < <(dpkg-query -L "$pkg" 2>/dev/null | sed -n 's|^/lib/systemd/system/\([^/@]*\.\(service\|socket\|timer\)\)$|\1|p')
+        done < <(dpkg-query -L "$pkg" 2>/dev/null |
+            sed -n 's#^\(/usr\)\{0,1\}/lib/systemd/system/\([^/@]*\.\(service\|socket\|timer\)\)$#\2#p')
         while read -r script; do
             [ -n "$script" ] || continue
             if compgen -G "/etc/rc[2-5].d/S??$script" >/dev/null; then
                 update-rc.d "$script" disable >/dev/null 2>&1 || return 1
                 state_log "disabled /etc/init.d/$script (installed by a test)"
             fi
-        done < <(dpkg-query -L "$pkg" 2>/dev/null | sed -n 's|^/etc/init.d/\([^/]*\)$|\1|p')
+        done < <(dpkg-query -L "$pkg" 2>/dev/null | sed -n 's#^/etc/init\.d/\([^/]*\)$#\1#p')
     done
 }
 
@@ -336,9 +344,9 @@ state_note_pid() { # PID
     echo "pid $1 $(state_pid_start "$1")" >>"$state_dir/journal"
 }
 
-state_note_new_services() { # PKG...
-    (($#)) || return 0
-    echo "services $(IFS=,; echo "$*")" >>"$state_dir/journal"
+state_note_new_services() {
+    state_installed_packages >"$state_dir/packages-before"
+    echo "services" >>"$state_dir/journal"
 }
 
 state_note_package() { # PKG
