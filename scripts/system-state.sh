@@ -99,9 +99,10 @@ state_is_ancestor() {
 # state_restore_dir DIR: puts back what DIR records, newest entry first;
 # removes DIR when all went back, keeps it (and fails) otherwise.
 state_restore_dir() {
-    local dir=$1 failed=0 kind a b c
+    local dir=$1 failed=0 kind a b
     [ -f "$dir/journal" ] || { rm -rf "$dir"; return 0; }
-    while read -r kind a b c; do
+    # b: the rest of the line (a path may hold blanks).
+    while read -r kind a b; do
         case $kind in
             pid) state_restore_pid "$a" "$b" || failed=1 ;;
             file) state_restore_file "$dir" "$a" "$b" || failed=1 ;;
@@ -110,7 +111,6 @@ state_restore_dir() {
             *) state_log "unknown entry '$kind' in $dir/journal" ;;
         esac
     done < <(tac "$dir/journal")
-    : "${c:=}"
     if ((failed)); then
         state_log "FAIL: could not put everything back; kept $dir"
         return 1
