@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the software people run on a real server with the mlkem provider
-# enabled system-wide: everything from apt, on loopback only. It builds and
-# installs the Debian package, appends the two .include lines of the README
+# enabled system-wide: everything from apt (the only traffic off this
+# machine: apt-get, for what is missing), the tests on loopback only. It
+# builds and installs the Debian package, appends the two .include lines of the README
 # to /etc/ssl/openssl.cnf (restored byte for byte on every exit), and then
 #
 #   servers: nginx, Apache httpd (mod_ssl), HAProxy, Postfix (SMTP STARTTLS),
@@ -26,16 +27,26 @@
 # --quick (CI): X25519MLKEM768 only. The full form also reaches every server
 # over each of the six post-quantum groups. Writes compat.md and compat.csv
 # to DIR (default: a new temporary directory, printed) and prints the table;
-# exits non-zero when a row fails. Needs root (dpkg -i, apt-get, running the
-# daemons); outside CI (scripts/common.sh) it skips, with a reason, when not
-# root. Daemons run in the foreground from their own configuration in a
-# temporary directory (never through systemd or init scripts), on 127.0.0.1
-# ports below 32768, each under `timeout`, and are stopped on every exit.
+# exits non-zero when a row fails, or when the package's mlkem-provider-check
+# is missing or fails. Needs root (dpkg -i, apt-get, running the daemons);
+# outside CI (scripts/common.sh) it skips, with a reason, when not root.
+# Daemons run in the foreground from their own configuration in a temporary
+# directory (never through systemd or init scripts), on 127.0.0.1 ports
+# below 32768, each under `timeout`.
+#
+# What it changes goes back on every exit, signals included, and after a
+# SIGKILL at the start of the next run of any test that uses
+# scripts/system-state.sh: /etc/ssl/openssl.cnf byte for byte, an
+# mlkem-provider installed before (purged here first) reinstalled as it was,
+# conffiles included, every daemon stopped. The servers it installs from apt
+# (scripts/packages.sh) stay installed, with their services disabled: apt
+# starts none of them, and none starts at the next boot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 source scripts/packages.sh
+source scripts/system-state.sh
 
 log() { echo "compat-test: $*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
@@ -68,9 +79,6 @@ out=$(cd "$out" && pwd)
 log "output: $out ($mode)"
 
 system_cnf=/etc/ssl/openssl.cnf
-cnf_backup=$work/openssl.cnf.orig
-cnf_modified=0
-installed_pkg=0
 declare -A svc_pid=()
 # No daemon outlives the script, even if its trap never runs.
 svc_limit=1800
@@ -91,53 +99,25 @@ stop_service() { # NAME [SIGNAL]
     unset "svc_pid[$name]"
 }
 
-cleanup() {
-    local rc=$? name
-    trap - EXIT INT TERM
+# Run by scripts/system-state.sh on every exit, before it puts back
+# /etc/ssl/openssl.cnf and the package.
+state_cleanup() {
+    local name
     for name in "${!svc_pid[@]}"; do
         stop_service "$name" || true
     done
-    if ((cnf_modified)); then
-        cp "$cnf_backup" "$system_cnf"
-        if cmp -s "$cnf_backup" "$system_cnf"; then
-            log "restored $system_cnf (cmp: identical)"
-        else
-            log "FAIL: $system_cnf differs from its backup $cnf_backup (kept)"
-            rc=1
-            cnf_modified=2
-        fi
-    fi
-    if ((installed_pkg)); then
-        dpkg --purge mlkem-provider >/dev/null 2>&1 || { log "dpkg --purge mlkem-provider failed"; rc=1; }
-    fi
-    ((cnf_modified == 2)) || rm -rf "$work"
-    exit "$rc"
+    rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+state_begin compat-test || die "the state of an earlier run could not be restored"
 
 # ------------------------------------------------------------------ helpers
-# A free 127.0.0.1 port in 20000-32767 (below the ephemeral range), never
-# one handed out before: sets the variable named.
-declare -A used_port=()
-free_port() { # VAR
-    local p
-    for p in $(shuf -i 20000-32767 -n 200); do
-        [ -n "${used_port[$p]:-}" ] && continue
-        if /usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' "$p" 2>/dev/null; then
-            used_port[$p]=1
-            printf -v "$1" '%s' "$p"
-            return 0
-        fi
-    done
-    die "no free port in 20000-32767"
-}
-
 start_service() { # NAME CMD... (foreground daemon, output to $work/NAME.out)
     local name=$1
     shift
     timeout -k 5 "$svc_limit" "$@" >"$work/$name.out" 2>&1 </dev/null &
     svc_pid[$name]=$!
+    state_note_pid "${svc_pid[$name]}"
+    state_checkpoint "service-$name"
 }
 
 wait_port() { # PORT NAME [SECONDS]
@@ -157,7 +137,7 @@ wait_port() { # PORT NAME [SECONDS]
 # tlswatch in front of TARGET: sets watch_port, logs to $work/NAME.wire.
 watch_port=""
 watch() { # NAME TARGET_PORT
-    free_port watch_port
+    free_port watch_port || die "no free port"
     : >"$work/$1.wire"
     start_service "watch-$1" /usr/bin/python3 scripts/compat/tlswatch.py "$watch_port" "$2" "$work/$1.wire"
     wait_port "$watch_port" "watch-$1" 10
@@ -259,13 +239,14 @@ record() { # SOFTWARE ROLE PEER WANT WANT_HRR [LABEL=GROUP]...
 }
 row_note=""
 
-run_check() { # the package's own check, when it has one
-    if command -v mlkem-provider-check >/dev/null 2>&1; then
+run_check() { # the package's own check, which it must ship
+    if [ -n "$check_bin" ]; then
         log "mlkem-provider-check ($1):"
-        timeout 60 mlkem-provider-check 2>&1 | sed 's/^/    /' >&2 ||
+        timeout 60 "$check_bin" 2>&1 | sed 's/^/    /' >&2 ||
             { log "FAIL: mlkem-provider-check exited non-zero ($1)"; failures=$((failures + 1)); }
     else
-        log "skipped: no mlkem-provider-check ($1)"
+        log "FAIL: the package installed no mlkem-provider-check ($1)"
+        failures=$((failures + 1))
     fi
 }
 
@@ -278,37 +259,33 @@ packages_ensure compat-test "$(packages_policy)" "${server_packages[@]}" python3
 pg_bin=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 # ------------------------------------------------------------------ OpenSSL 3.5
-if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
-    openssl35=$(printf '%s\n' "$HOME"/.cache/mlkem-provider/openssl/openssl-3.5.*/bin/openssl | sort -V | tail -1)
-    [ -n "$openssl35" ] || die "no OpenSSL 3.5 build and MLKEM_SKIP_OPENSSL_BUILD=1"
-else
-    openssl35=$(bash scripts/build-openssl.sh 3.5 | tail -1)/bin/openssl
-fi
-[ -x "$openssl35" ] || die "no OpenSSL 3.5 at $openssl35"
+prefix35=$(openssl_find 3.5) || die "no OpenSSL 3.5 at $(openssl_prefix 3.5) (MLKEM_SKIP_OPENSSL_BUILD=1?)"
+openssl35=$prefix35/bin/openssl
 
 # ------------------------------------------------------------------ package
 deb=$(bash scripts/package-deb.sh | tail -1)
+# Reinstalled as it is on any exit (scripts/system-state.sh).
+state_note_package mlkem-provider || die "could not save the installed mlkem-provider"
 if dpkg -s mlkem-provider >/dev/null 2>&1; then
-    log "purging an installed mlkem-provider first"
-    dpkg --purge mlkem-provider >&2
+    log "purging an installed mlkem-provider first (put back on exit)"
+    state_dpkg --purge mlkem-provider
 fi
-dpkg -i "$deb" >&2
-installed_pkg=1
+state_dpkg -i "$deb"
+# The package's own (not one scripts/install.sh put under /usr/local).
+check_bin=$(dpkg -L mlkem-provider | grep -m1 '/bin/mlkem-provider-check$' || true)
+[ -z "$check_bin" ] || [ -x "$check_bin" ] || check_bin=""
 log "installed $(dpkg-query -W -f='${Package} ${Version}' mlkem-provider)"
 modules_dir=$(openssl version -m | sed -n 's/^MODULESDIR: "\(.*\)"$/\1/p')
 
 # Certificates (P-256, self-signed, for localhost and 127.0.0.1), made before
 # the system file changes.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+make_cert "$work"
 chmod 644 "$work/cert.pem"
 cat "$work/cert.pem" "$work/key.pem" >"$work/combined.pem"
 mkdir -p "$out/logs"
 
 # ------------------------------------------------------------------ system-wide
-cp -p "$system_cnf" "$cnf_backup"
-cnf_modified=1
+state_save_file "$system_cnf"
 printf '.include /etc/ssl/mlkem-provider.cnf\n.include /etc/ssl/mlkem-tls-groups.cnf\n' >>"$system_cnf"
 log "appended the two .include lines to $system_cnf (restored on exit)"
 openssl list -providers | grep -q 'name: mlkem' || die "openssl list -providers: no mlkem with the .include lines"
@@ -349,8 +326,8 @@ pq_clients() { # NAME SOFTWARE SERVER_SEEN_FN S_CLIENT_ARGS...
 check_client() { # NAME SOFTWARE [CHECK ARGS...]
     local name=$1 software=$2
     shift 2
-    command -v mlkem-provider-check >/dev/null 2>&1 || return 0
-    probe "$name" mlkem-provider-check "$@"
+    [ -n "$check_bin" ] || return 0 # run_check has failed the run
+    probe "$name" "$check_bin" "$@"
     record "$software" server "mlkem-provider-check $*" X25519MLKEM768 no \
         "client=$(sed -n 's/^127\.0\.0\.1 negotiates \([^ ]*\).*/\1/p' "$work/last.out")"
 }
@@ -392,7 +369,7 @@ server_nginx() {
     local d=$work/nginx port sw
     sw="nginx $(nginx -v 2>&1 | sed 's/.*nginx\///')"
     mkdir -p "$d/logs"
-    free_port port
+    free_port port || die "no free port"
     cat >"$d/nginx.conf" <<CONF
 daemon off;
 pid $d/nginx.pid;
@@ -472,7 +449,7 @@ server_apache() {
     local d=$work/apache port sw
     sw="Apache $(apache2 -v | sed -n 's/^Server version: Apache\/\([^ ]*\).*/\1/p') mod_ssl"
     mkdir -p "$d/htdocs"
-    free_port port
+    free_port port || die "no free port"
     echo ok >"$d/htdocs/index.html"
     # mod_ssl has no variable for the group (SSL_CURVE is not one of its
     # variables in 2.4): the wire says which.
@@ -523,7 +500,7 @@ server_haproxy() {
     local d=$work/haproxy port sw
     sw="HAProxy $(haproxy -v | sed -n 's/^HAProxy version \([^ ]*\).*/\1/p')"
     mkdir -p "$d"
-    free_port port
+    free_port port || die "no free port"
     # HAProxy 2.6 has no sample fetch for the group (ssl_fc_curve is newer):
     # the wire says which.
     cat >"$d/haproxy.cfg" <<CONF
@@ -583,7 +560,7 @@ server_postfix() {
     chown postfix:postdrop "$d/queue/public"
     chmod 700 "$d/queue/private"
     chmod 710 "$d/queue/public"
-    free_port port
+    free_port port || die "no free port"
     : >"$d/maillog"
     echo 0 >"$d/seen"
     # tls_eecdh_auto_curves: Postfix 3.7 looks each name up as a NID
@@ -654,7 +631,7 @@ server_postgres() {
     mkdir -p "$d"
     install -o postgres -m 600 "$work/key.pem" "$d/key.pem"
     chown postgres "$d"
-    free_port port
+    free_port port || die "no free port"
     timeout 120 setpriv --reuid=postgres --regid=postgres --init-groups \
         "$pg_bin/initdb" -D "$d/data" -A trust -U postgres >"$work/initdb.out" 2>&1 ||
         { cat "$work/initdb.out" >&2; record_down "$sw"; return; }
@@ -710,7 +687,7 @@ server_mariadb() {
     mkdir -p "$d"
     chown mysql "$d"
     install -o mysql -m 600 "$work/key.pem" "$d/key.pem"
-    free_port port
+    free_port port || die "no free port"
     timeout 120 mariadb-install-db --no-defaults --datadir="$d/data" --user=mysql \
         --auth-root-authentication-method=normal --skip-test-db >"$work/mariadb-install.out" 2>&1 ||
         { cat "$work/mariadb-install.out" >&2; record_down "$sw"; return; }
@@ -797,7 +774,7 @@ s.on("error", e => { console.error(e.message); process.exit(1); });
 }
 clients() {
     local port
-    free_port port
+    free_port port || die "no free port"
     start_service s_server-pq "$openssl35" s_server -accept "127.0.0.1:$port" -cert "$work/cert.pem" \
         -key "$work/key.pem" -groups X25519MLKEM768:X25519 -www -naccept 100
     wait_port "$port" s_server-pq || { record_down "$o35 s_server"; return; }
@@ -805,7 +782,7 @@ clients() {
     client_rows s_server-pq "$o35 s_server -groups X25519MLKEM768:X25519" X25519MLKEM768 no
     stop_service s_server-pq
     stop_service watch-s_server-pq
-    free_port port
+    free_port port || die "no free port"
     start_service s_server-classic "$openssl35" s_server -accept "127.0.0.1:$port" -cert "$work/cert.pem" \
         -key "$work/key.pem" -groups X25519 -www -naccept 100
     wait_port "$port" s_server-classic || { record_down "$o35 s_server"; return; }

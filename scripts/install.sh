@@ -12,8 +12,9 @@
 #                             so `-provider mlkem` needs no -provider-path
 #                             (--modules-dir DIR names it instead: a package,
 #                             perhaps for another architecture)
-#   mlkem-provider-check      /usr/bin: says whether post-quantum TLS is in
-#                             effect here or on a server
+#   mlkem-provider-check      /usr/local/bin (--bindir DIR; the Debian package
+#                             uses /usr/bin): says whether post-quantum TLS
+#                             is in effect here or on a server
 #   mlkem-provider-check.1.gz DATADIR/man/man1: its manual page
 #   mlkem-provider.cnf        beside the system openssl.cnf (Debian: /etc/ssl):
 #   mlkem-tls-groups.cnf      snippets an admin enables with `.include` lines
@@ -37,7 +38,10 @@
 # DIR/lib/ossl-modules.
 #
 # --destdir DIR stages the files under DIR (for packaging: the paths inside
-# them stay those of the real install). --module FILE installs that mlkem.so
+# them stay those of the real install). Without it, a file that a Debian
+# package owns (the mlkem-provider package's mlkem.so, conffiles, check) is
+# never overwritten (the install stops first, naming it) nor removed by
+# --uninstall (left, and said). --module FILE installs that mlkem.so
 # instead of building one (scripts/build-provider.sh), --check-bin FILE that
 # mlkem-provider-check instead of building it (cargo build --release -p
 # mlkem-provider-check). The installed files are listed on stdout, one per
@@ -48,7 +52,7 @@ prog=${0##*/}
 
 usage() {
     cat <<EOF
-usage: $prog [--prefix DIR] [--datadir DIR] [--destdir DIR] [--openssl BIN]
+usage: $prog [--prefix DIR] [--datadir DIR] [--bindir DIR] [--destdir DIR] [--openssl BIN]
                   [--modules-dir DIR] [--confdir DIR] [--module FILE]
                   [--check-bin FILE]
                   [--uninstall]
@@ -62,16 +66,17 @@ EOF
 log() { echo "install: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-prefix="" datadir="" destdir="" openssl=openssl module="" check_bin="" modules_dir=""
+prefix="" datadir="" bin_dir="" destdir="" openssl=openssl module="" check_bin="" modules_dir=""
 conf_dir="" uninstall=false
 while (($#)); do
     case $1 in
         -h | --help) usage; exit 0 ;;
-        --prefix | --datadir | --destdir | --openssl | --module | --check-bin | --modules-dir | --confdir)
+        --prefix | --datadir | --bindir | --destdir | --openssl | --module | --check-bin | --modules-dir | --confdir)
             (($# >= 2)) || { usage >&2; exit 2; }
             case $1 in
                 --prefix) prefix=$2 ;;
                 --datadir) datadir=$2 ;;
+                --bindir) bin_dir=$2 ;;
                 --destdir) destdir=$2 ;;
                 --openssl) openssl=$2 ;;
                 --module) module=$2 ;;
@@ -89,7 +94,7 @@ done
 if [ -n "$prefix" ]; then
     case $prefix in /*) ;; *) prefix=$(pwd)/$prefix ;; esac
     modules_dir=${modules_dir:-$prefix/lib/ossl-modules}
-    bin_dir=$prefix/bin
+    bin_dir=${bin_dir:-$prefix/bin}
     conf_dir=${conf_dir:-$prefix/etc/ssl}
     system_conf=$conf_dir/openssl.cnf
     datadir=${datadir:-$prefix/share}
@@ -113,7 +118,8 @@ else
         conf_dir=$(dirname "$system_conf")
     fi
     datadir=${datadir:-/usr/local/share}
-    bin_dir=/usr/bin
+    # Not /usr/bin, dpkg's: the package's own check stays the package's.
+    bin_dir=${bin_dir:-/usr/local/bin}
 fi
 share_dir=$datadir/mlkem-provider
 doc_dir=$datadir/doc/mlkem-provider
@@ -133,9 +139,19 @@ files=(
     "${guides[@]/#/$doc_dir/docs/}"
 )
 
+# package_owner FILE: the Debian package that owns FILE, if any (never
+# for a staged install).
+package_owner() {
+    [ -z "$destdir" ] && command -v dpkg-query >/dev/null 2>&1 || return 0
+    { dpkg-query -S "$1" 2>/dev/null || true; } | sed -n "s|^\([^:]*\)\(:[^:]*\)\{0,1\}: $1\$|\1|p" | head -1
+}
+
 if $uninstall; then
     for file in "${files[@]}"; do
-        if [ -e "$destdir$file" ]; then
+        owner=$(package_owner "$file")
+        if [ -n "$owner" ]; then
+            log "left $file: it belongs to the $owner package (dpkg -r $owner)"
+        elif [ -e "$destdir$file" ]; then
             rm -f "$destdir$file"
             echo "$file"
         fi
@@ -157,6 +173,11 @@ fi
 [ -f "$check_bin" ] || die "no mlkem-provider-check at $check_bin"
 
 # ---------------------------------------------------------------- files
+for file in "${files[@]}"; do
+    owner=$(package_owner "$file")
+    [ -z "$owner" ] ||
+        die "$file belongs to the $owner package: remove it first (dpkg -r $owner), or install elsewhere (--prefix DIR)"
+done
 put() { # put MODE SOURCE DEST
     install -D -m "$1" "$2" "$destdir$3"
     echo "$3"

@@ -22,10 +22,15 @@
 #
 # The machine's CPUs are shared: nginx's two workers and the client's
 # threads compete for them, so handshakes/s measure the pair, not nginx.
+#
+# Nothing system-wide changes: nginx runs from a temporary directory on
+# 127.0.0.1 only, stopped on every exit, signals included; one a SIGKILL
+# leaves is stopped by the next run (scripts/system-state.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh >/dev/null
 source scripts/nginx.sh
+source scripts/system-state.sh
 
 handshakes=100000
 in_flight=8
@@ -55,16 +60,19 @@ cargo build --release -q -p test-tools --bin tls-bench
 tls_bench=${CARGO_TARGET_DIR:-target}/release/tls-bench
 
 work=$(mktemp -d)
-cleanup() {
+# Run by scripts/system-state.sh on every exit (signals included); a daemon
+# a SIGKILL leaves is stopped by the next run that uses it.
+state_cleanup() {
     nginx_stop || true
     rm -rf "$work"
 }
-trap cleanup EXIT
+state_begin nginx-soak --private || fail "the state of an earlier run could not be restored"
 
 server_groups=$(IFS=:; echo "${groups[*]}")
 OPENSSL_CONF=$PWD/openssl.cnf.example OPENSSL_MODULES=$provider_dir \
     nginx_start "$work/nginx" "$server_groups" "ssl_session_tickets off; ssl_session_cache off;" ||
     fail "nginx did not start"
+state_checkpoint nginx
 log "nginx $(nginx -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$nginx_port (pid $nginx_pid, workers $(nginx_workers | xargs)), OPENSSL_CONF=openssl.cnf.example, OPENSSL_MODULES=$provider_dir"
 
 # The workers' resident memory, KiB, summed.

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Debian's nginx on loopback for the tests (sourced by scripts/deploy-test.sh
-# and scripts/nginx-soak.sh): a TLS 1.3-only server with a self-signed P-256
-# certificate for localhost, answering every request with
+# Debian's nginx on loopback for the tests (sourced by scripts/deploy-test.sh,
+# scripts/nginx-soak.sh and scripts/tls-compare.sh, after scripts/common.sh):
+# a TLS 1.3-only server with a self-signed P-256 certificate for localhost
+# (make_cert), answering every request with
 # "$ssl_protocol $ssl_curve" (on OpenSSL 3.0 the code point of a provider's
 # group, e.g. 0x11ec for X25519MLKEM768). The caller's environment reaches
 # nginx: OPENSSL_CONF (and OPENSSL_MODULES) enable the provider.
@@ -12,7 +13,9 @@
 #   nginx_log_problems DIR                # [error] and worse, printed
 #
 # GROUPS is colon-separated (ssl_ecdh_curve); DIRECTIVES are added to the
-# server block. The port is a free ephemeral one, or NGINX_PORT if set.
+# server block. The port is a free ephemeral one (free_port), or NGINX_PORT
+# if set. A caller that ran state_begin (scripts/system-state.sh) has the
+# daemon noted there, so that no exit, not even SIGKILL, leaves it running.
 
 nginx_pid=""
 nginx_port=""
@@ -20,10 +23,9 @@ nginx_port=""
 nginx_start() {
     local dir=$1 groups=$2 directives=${3:-}
     mkdir -p "$dir/logs"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-        -subj /CN=localhost -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+    make_cert "$dir"
     nginx_port=${NGINX_PORT:-}
-    [ -n "$nginx_port" ] || nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    [ -n "$nginx_port" ] || free_port nginx_port 32768 60999 || return 1
     cat >"$dir/nginx.conf" <<CONF
 daemon on;
 pid $dir/nginx.pid;
@@ -59,6 +61,9 @@ CONF
         sleep 0.1
     done
     nginx_pid=$(cat "$dir/nginx.pid")
+    # A daemon: under scripts/system-state.sh, killed on any exit of the
+    # caller, and by the next run after a SIGKILL.
+    if [ -n "${state_dir:-}" ]; then state_note_pid "$nginx_pid"; fi
 }
 
 nginx_workers() {

@@ -56,7 +56,7 @@ package_build package-deb "$arch" || exit 1
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 package_strip "$stage"
-bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share \
+bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share --bindir /usr/bin \
     --modules-dir "/usr/lib/$triplet/ossl-modules" --confdir /etc/ssl \
     --module "$stage/mlkem.so" --check-bin "$stage/mlkem-provider-check" >"$stage/files"
 module_path=$(grep '/mlkem\.so$' "$stage/files")

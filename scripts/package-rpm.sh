@@ -69,7 +69,7 @@ modules_dir=/usr/lib64/ossl-modules share_dir=/usr/share/mlkem-provider
 doc_dir=/usr/share/doc/mlkem-provider license_dir=/usr/share/licenses/mlkem-provider
 # install.sh's layout with /usr/share as the data directory; its Debian
 # snippets (in a scratch confdir), per-service file and copyright go.
-bash scripts/install.sh --destdir "$stage" --datadir /usr/share \
+bash scripts/install.sh --destdir "$stage" --datadir /usr/share --bindir /usr/bin \
     --modules-dir "$modules_dir" --confdir /mlkem-deb-conf \
     --module "$work/mlkem.so" --check-bin "$work/mlkem-provider-check" >/dev/null
 rm -r "$stage/mlkem-deb-conf" "$stage$share_dir/openssl-service.cnf" "$stage$doc_dir/copyright"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Debian packages that scripts/package-deb.sh builds, without
-# installing them (nothing system-wide changes but missing tools):
+# installing them: nothing system-wide changes but the tools it installs
+# when missing (scripts/packages.sh, with arm64 added to dpkg's
+# architectures for the cross toolchain's libraries):
 #
 #   scripts/package-test.sh
 #
@@ -33,7 +35,9 @@
 # first, a missing tool fails. OpenSSL 3.5 comes
 # from scripts/build-openssl.sh (built if missing, unless
 # MLKEM_SKIP_OPENSSL_BUILD=1: then the handshake is skipped when it is not
-# built, or fails under CI). Work files: target/package-test.
+# built, or fails under CI). Work files: target/package-test. The arm64
+# s_server listens on 127.0.0.1 only and is stopped on every exit, signals
+# included (scripts/system-state.sh; after a SIGKILL, by the next run).
 #
 # Time (2 cores): about 2 minutes with warm target directories
 # (target/package-amd64, target/package-arm64, target/aarch64); the fresh
@@ -43,6 +47,7 @@ cd "$(dirname "$0")/.."
 source scripts/common.sh
 source scripts/aarch64-env.sh
 source scripts/package-build.sh
+source scripts/system-state.sh
 started=$SECONDS
 
 log() { echo "package-test: $*"; }
@@ -51,14 +56,14 @@ fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
 
 work=$PWD/target/package-test
 server_pid=""
-cleanup() {
+state_cleanup() {
     if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
         kill "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
     fi
     rm -rf "$work/target-fresh"
 }
-trap cleanup EXIT
+state_begin package-test --private || fail "the state of an earlier run could not be restored"
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -75,11 +80,17 @@ package() {
     env "$@" timeout 1800 bash scripts/package-deb.sh --arch "$arch" --out "$out" | tail -1
 }
 
-# lint DEB: lintian's tags, shown; an error or a warning fails.
+# lint DEB: lintian's tags, shown; an error or a warning fails, and so does
+# lintian itself failing (exit 0: no tag of error level, 1: some; anything
+# else, a crash or a timeout, is no verdict).
 lint() {
-    local deb=$1 tags
-    tags=$(timeout 300 lintian --display-info "$deb" 2>&1 |
-        grep -v '^running with root privileges is not recommended!$' || true)
+    local deb=$1 tags status=0
+    tags=$(timeout 300 lintian --display-info "$deb" 2>&1) || status=$?
+    tags=$(grep -v '^running with root privileges is not recommended!$' <<<"$tags" || true)
+    if ((status > 1)); then
+        printf '%s\n' "$tags" | tail -20 | sed 's/^/    lintian: /' >&2
+        fail "lintian exited $status on ${deb##*/}"
+    fi
     [ -z "$tags" ] || printf '%s\n' "$tags" | sed 's/^/    lintian: /'
     if grep -q '^[EW]: ' <<<"$tags"; then
         fail "lintian reports errors or warnings on ${deb##*/}"
@@ -126,14 +137,7 @@ done
 # (3.0.2) of the distributions we support (scripts/check-abi.sh).
 # The self-test first: a program needing glibc 2.36 and one needing
 # OpenSSL 3.2 (linked against 3.5) must both fail it.
-cache=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}
-if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
-    oldest=$cache/openssl-3.0.2 newer=$cache/openssl-3.5.5
-    [ -d "$oldest" ] && [ -d "$newer" ] || oldest=""
-else
-    oldest=$(timeout 3600 bash scripts/build-openssl.sh 3.0.2 | tail -1)
-    newer=$(timeout 3600 bash scripts/build-openssl.sh 3.5 | tail -1)
-fi
+oldest=$(openssl_find 3.0.2) && newer=$(openssl_find 3.5) || oldest=""
 if [ -z "$oldest" ]; then
     in_ci && fail "no OpenSSL 3.0.2 and 3.5 for the ABI check"
     log "skipped: the ABI check (OpenSSL 3.0.2 or 3.5 not built, MLKEM_SKIP_OPENSSL_BUILD=1)"
@@ -237,27 +241,22 @@ fi
 # TLS 1.3: the arm64 s_server with the packaged module, OpenSSL 3.5's
 # s_client on this machine.
 openssl35=""
-if [ "${MLKEM_SKIP_OPENSSL_BUILD:-0}" = 1 ]; then
-    candidate=$HOME/.cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl
-    [ -x "$candidate" ] && openssl35=$candidate
-else
-    openssl35=$(timeout 3600 bash scripts/build-openssl.sh 3.5 | tail -1)/bin/openssl
-fi
-if [ -z "$openssl35" ] || [ ! -x "$openssl35" ]; then
+if prefix35=$(openssl_find 3.5); then openssl35=$prefix35/bin/openssl; fi
+if [ -z "$openssl35" ]; then
     in_ci && fail "no OpenSSL 3.5 for the handshake"
     log "skipped: the TLS handshake (no OpenSSL 3.5 built, MLKEM_SKIP_OPENSSL_BUILD=1)"
 else
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj /CN=localhost -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+    make_cert "$work"
     port=""
     for _ in 1 2 3 4 5; do
-        try=$((20000 + RANDOM % 12000))
+        free_port try || fail "no free port for the arm64 s_server"
         # -www: answers HTTP, never reads its stdin (whose end would close
         # the connection before the handshake).
         arm "$arm_openssl" s_server "${load[@]}" -accept "127.0.0.1:$try" -naccept 1 -www \
             -tls1_3 -groups X25519MLKEM768 -cert "$work/cert.pem" -key "$work/key.pem" \
             </dev/null >"$work/s_server.log" 2>&1 &
         server_pid=$!
+        state_note_pid "$server_pid"
         for _ in $(seq 600); do # 60 s at most
             grep -q '^ACCEPT' "$work/s_server.log" && break
             kill -0 "$server_pid" 2>/dev/null || break

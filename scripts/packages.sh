@@ -37,7 +37,7 @@ gcc-aarch64-linux-gnu    aarch64  aarch64-linux-gnu-gcc aarch64-linux-gnu-strip
 libc6-dev-arm64-cross    aarch64  -
 qemu-user                aarch64  qemu-aarch64
 libssl-dev:arm64         aarch64  -
-dpkg                     package  dpkg-deb
+dpkg                     package  dpkg-deb dpkg-query
 lintian                  package  lintian
 file                     package  file
 binutils                 package  readelf objdump
@@ -107,8 +107,9 @@ packages_missing() {
 
 # packages_ensure WHO install|require PACKAGE...: installs the missing
 # packages with apt-get (as root or through sudo), or fails naming them
-# (require). No service a package brings is started (policy-rc.d), and
-# arm64 is added as a foreign architecture when a package needs it.
+# (require). No service a package brings is started (policy-rc.d) or left
+# enabled for the next boot, and arm64 is added as a foreign architecture
+# when a package needs it (packages_apt_install).
 packages_ensure() {
     local who=$1 policy=$2
     shift 2
@@ -122,36 +123,41 @@ packages_ensure() {
     echo "$who: installing ${missing[*]}" >&2
     local sudo_cmd=()
     [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    # A subshell, so that its traps restore policy-rc.d on every exit.
-    (
-        set -euo pipefail
-        made_policy=false
-        restore() { ! $made_policy || "${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d; }
-        trap restore EXIT
-        trap 'exit 130' INT
-        trap 'exit 143' TERM
-        # exit 101: apt starts none of the packages' services; the tests run
-        # their own instances. An existing policy-rc.d (a container's) stays.
-        if [ ! -e /usr/sbin/policy-rc.d ]; then
-            printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee /usr/sbin/policy-rc.d >/dev/null
-            "${sudo_cmd[@]}" chmod +x /usr/sbin/policy-rc.d
-            made_policy=true
-        fi
-        if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
-            ! dpkg --print-foreign-architectures | grep -qx arm64; then
-            "${sudo_cmd[@]}" dpkg --add-architecture arm64
-        fi
-        if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
-            echo "postfix postfix/main_mailer_type select No configuration" |
-                "${sudo_cmd[@]}" debconf-set-selections
-        fi
-        timeout 900 "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
-        DEBIAN_FRONTEND=noninteractive timeout 1800 "${sudo_cmd[@]}" \
-            apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >&2
-    ) || {
+    "${sudo_cmd[@]}" bash "$mlkem_packages_sh" apt-install "${missing[@]}" || {
         echo "$who: apt-get install ${missing[*]} failed" >&2
         return 1
     }
+}
+
+# packages_apt_install PACKAGE... (as root; `bash scripts/packages.sh
+# apt-install PACKAGE...`): apt-get install with /usr/sbin/policy-rc.d in
+# place and, once they are in, the services of these packages disabled: a
+# test starts its own instances and none starts at the next boot. Both go
+# through scripts/system-state.sh, so that a kill (even SIGKILL) leaves
+# neither: the next test run puts them back.
+packages_apt_install() {
+    local missing=("$@")
+    # shellcheck source=scripts/system-state.sh
+    source "$(dirname "$mlkem_packages_sh")/system-state.sh"
+    state_begin packages
+    # exit 101: apt starts none of the packages' services; the tests run
+    # their own instances. An existing policy-rc.d (a container's) stays.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        state_save_file /usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+    fi
+    state_note_new_services
+    if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
+        ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        dpkg --add-architecture arm64
+    fi
+    if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
+        echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
+    fi
+    timeout 900 apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+    DEBIAN_FRONTEND=noninteractive timeout 1800 \
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >&2
 }
 
 # tools_ensure WHO install|require TOOL...: packages_ensure for the packages
@@ -169,3 +175,12 @@ tools_ensure() {
     done
     packages_ensure "$who" "$policy" "${packages[@]}"
 }
+
+mlkem_packages_sh=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/packages.sh
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
+    case ${1:-} in
+        apt-install) shift; packages_apt_install "$@" ;;
+        *) echo "usage: $0 apt-install PACKAGE..." >&2; exit 2 ;;
+    esac
+fi

@@ -359,8 +359,11 @@ run_lsan() {
 
     local cache openssl35 openssl40 natives=() algorithms groups alg bin n
     cache=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}
-    openssl35=$(ls -d "$cache"/openssl-3.5.*/bin/openssl 2>/dev/null | sort | tail -1 || true)
-    openssl40=$(ls -d "$cache"/openssl-4.0.*/bin/openssl 2>/dev/null | sort | tail -1 || true)
+    # The releases of scripts/build-openssl.sh's pins, when built.
+    openssl35=$(openssl_prefix 3.5)/bin/openssl
+    openssl40=$(openssl_prefix 4.0)/bin/openssl
+    [ -x "$openssl35" ] || openssl35=""
+    [ -x "$openssl40" ] || openssl40=""
     [ -n "$openssl35" ] && natives+=("$openssl35")
     [ -n "$openssl40" ] && natives+=("$openssl40")
     if ((quick)); then

@@ -141,5 +141,8 @@ compat_dir=$(mktemp -d)
 bash scripts/compat-test.sh --quick --out "$compat_dir"
 rm -rf "$compat_dir"
 
+echo "== the scripts that change this machine, killed mid-run (SIGTERM; SIGKILL and a rerun): the machine as before, short"
+bash scripts/restore-test.sh --quick
+
 echo "== nginx under load, short: 2,000 full handshakes per group (scripts/nginx-soak.sh runs 100,000)"
 bash scripts/nginx-soak.sh --handshakes 2000

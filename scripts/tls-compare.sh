@@ -30,10 +30,15 @@
 #
 # The machine's CPUs are shared: nginx's two workers and the client's
 # threads compete for them, so handshakes/s measure the pair, not nginx.
+#
+# Nothing system-wide changes: nginx runs from a temporary directory on
+# 127.0.0.1 only, stopped on every exit, signals included; one a SIGKILL
+# leaves is stopped by the next run (scripts/system-state.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh >/dev/null
 source scripts/nginx.sh
+source scripts/system-state.sh
 
 usage() {
     echo "usage: $0 [--provider ours|oqsprovider|both] [--oqsprovider DIR]" \
@@ -85,7 +90,9 @@ tls_bench=${CARGO_TARGET_DIR:-target}/release/tls-bench
 
 work=$(mktemp -d)
 declare -A server_pid server_port
-cleanup() {
+# Run by scripts/system-state.sh on every exit (signals included); a daemon
+# a SIGKILL leaves is stopped by the next run that uses it.
+state_cleanup() {
     local p
     for p in "${!server_pid[@]}"; do
         nginx_pid=${server_pid[$p]}
@@ -93,7 +100,7 @@ cleanup() {
     done
     rm -rf "$work"
 }
-trap cleanup EXIT
+state_begin tls-compare --private || fail "the state of an earlier run could not be restored"
 
 # A group as provider $1 spells it: oqsprovider's pure ML-KEM is lowercase.
 spelled() {
@@ -153,31 +160,17 @@ client() {
         --in-flight "$in_flight" "$@"
 }
 
-# nginx.sh picks an ephemeral port (above 32767) unless given NGINX_PORT:
-# these stay below it.
-low_port() {
-    python3 -c '
-import random, socket
-for port in random.sample(range(20000, 32768), 200):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    print(port)
-    break'
-}
-
 declare -A rss_first
 for p in "${providers[@]}"; do
     write_conf "$p" >"$work/$p.cnf"
     module=$(awk '/^module/ { print $3 }' "$work/$p.cnf")
-    port=$(low_port)
-    [ -n "$port" ] || fail "no free port in 20000-32767"
+    # Below the ephemeral range nginx_start would pick from.
+    free_port port || fail "no free port in 20000-32767"
     NGINX_PORT=$port OPENSSL_CONF=$work/$p.cnf nginx_start "$work/$p" "$(server_groups "$p")" \
         "ssl_session_tickets off; ssl_session_cache off;" || fail "nginx ($p) did not start"
     server_pid[$p]=$nginx_pid
     server_port[$p]=$nginx_port
+    state_checkpoint "nginx-$p"
     log "nginx ($p) on 127.0.0.1:$port (pid $nginx_pid), OPENSSL_CONF=$p.cnf: module = $module"
     all=$(IFS=,; echo "${groups[*]}")
     client "$p" --groups "$all" --handshakes "$warmup" >"$work/$p.warmup.txt" 2>&1 ||
