@@ -46,6 +46,8 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 source scripts/packages.sh
+# shellcheck source=scripts/groups.sh
+source scripts/groups.sh # norm_group, pq_group_names: tls-groups/groups.tsv
 source scripts/system-state.sh
 
 log() { echo "compat-test: $*" >&2; }
@@ -141,23 +143,6 @@ watch() { # NAME TARGET_PORT
     : >"$work/$1.wire"
     start_service "watch-$1" /usr/bin/python3 scripts/compat/tlswatch.py "$watch_port" "$2" "$work/$1.wire"
     wait_port "$watch_port" "watch-$1" 10
-}
-
-# The system's names and OpenSSL 3.0's code points, as the table writes them.
-norm_group() {
-    case ${1,,} in
-        x25519) echo X25519 ;;
-        prime256v1 | secp256r1 | p-256) echo P-256 ;;
-        secp384r1 | p-384) echo P-384 ;;
-        secp521r1 | p-521) echo P-521 ;;
-        0x11ec | x25519mlkem768) echo X25519MLKEM768 ;;
-        0x11eb | secp256r1mlkem768) echo SecP256r1MLKEM768 ;;
-        0x11ed | secp384r1mlkem1024) echo SecP384r1MLKEM1024 ;;
-        0x0200 | 0x200 | mlkem512) echo MLKEM512 ;;
-        0x0201 | 0x201 | mlkem768) echo MLKEM768 ;;
-        0x0202 | 0x202 | mlkem1024) echo MLKEM1024 ;;
-        *) echo "$1" ;;
-    esac
 }
 
 # The group an OpenSSL s_client or gnutls-cli printed, normalised.
@@ -291,7 +276,7 @@ log "appended the two .include lines to $system_cnf (restored on exit)"
 openssl list -providers | grep -q 'name: mlkem' || die "openssl list -providers: no mlkem with the .include lines"
 run_check start
 
-pq_groups="X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024 MLKEM512 MLKEM768 MLKEM1024"
+pq_groups=$(pq_group_names | paste -sd" ")
 if [ "$mode" = quick ]; then
     client_groups=X25519MLKEM768
     server_groups=X25519MLKEM768:X25519

@@ -27,6 +27,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
 source scripts/packages.sh
+# shellcheck source=scripts/groups.sh
+source scripts/groups.sh # pq_group_names, group_code_point: tls-groups/groups.tsv
 source scripts/nginx.sh
 source scripts/system-state.sh
 
@@ -138,17 +140,11 @@ module_aside=""
 
 # ---------------------------------------------------------------- nginx
 service_conf=/usr/share/mlkem-provider/openssl-service.cnf
-groups="X25519MLKEM768 SecP256r1MLKEM768 SecP384r1MLKEM1024 MLKEM512 MLKEM768 MLKEM1024"
+groups=$(pq_group_names | paste -sd" ")
 OPENSSL_CONF=$service_conf nginx_start "$work/nginx" "${groups// /:}:X25519" || fail "nginx did not start"
 port=$nginx_port
 state_checkpoint nginx
 log "nginx $(nginx -v 2>&1 | sed 's/.*\///') on 127.0.0.1:$port (pid $nginx_pid), OPENSSL_CONF=$service_conf"
-
-# TLS 1.3 code points (IANA): what nginx's $ssl_curve shows on OpenSSL 3.0.
-declare -A codepoint=(
-    [X25519MLKEM768]=0x11ec [SecP256r1MLKEM768]=0x11eb [SecP384r1MLKEM1024]=0x11ed
-    [MLKEM512]=0x0200 [MLKEM768]=0x0201 [MLKEM1024]=0x0202
-)
 
 openssl35=""
 if prefix35=$(openssl_find 3.5); then
@@ -161,7 +157,7 @@ fi
 
 results=()
 for group in $groups; do
-    want="TLSv1.3 ${codepoint[$group]}"
+    want="TLSv1.3 $(group_code_point "$group")"  # as nginx's $ssl_curve shows it on 3.0
     # The system's curl (OpenSSL 3.0) with the provider for this command only.
     got=$(OPENSSL_CONF=$service_conf curl -sS --cacert "$work/nginx/cert.pem" \
         --curves "$group" "https://localhost:$port/" --resolve "localhost:$port:127.0.0.1") ||
