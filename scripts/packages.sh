@@ -12,7 +12,8 @@
 # One line per package: PACKAGE GROUP TOOL... ("-": a library, no tool).
 #   build    building the provider and the tools (scripts/setup.sh)
 #   aarch64  the AArch64 cross toolchain and emulator (scripts/aarch64-env.sh)
-#   package  building and checking the packages (package-deb, package-test)
+#   package  building and checking the packages (package-deb, package-test,
+#            rpm-distro-test)
 #   servers  the real servers and clients the tests drive (deploy-test,
 #            compat-test, nginx-soak, tls-compare)
 #   demo     the demo's PNG charts
@@ -41,6 +42,11 @@ lintian                  package  lintian
 file                     package  file
 binutils                 package  readelf objdump
 diffutils                package  cmp
+bubblewrap               package  bwrap
+rpm                      package  rpm rpmbuild
+rpm2cpio                 package  rpm2cpio
+cpio                     package  cpio
+libc-bin                 package  ldconfig
 nginx                    servers  nginx
 apache2                  servers  apache2ctl
 haproxy                  servers  haproxy
