@@ -24,8 +24,8 @@
 #                             plus both snippets, for OPENSSL_CONF of one service
 #   README.md, openssl.cnf.example, copyright
 #                             DATADIR/doc/mlkem-provider
-#   docs/deploying.md, docs/deploying-servers.md, docs/configuration.md,
-#   docs/mlkem-provider-check.md
+#   docs/deploying.md, docs/deploying-servers.md, docs/deploying-rhel.md,
+#   docs/configuration.md, docs/mlkem-provider-check.md
 #                             DATADIR/doc/mlkem-provider/docs: the guides the
 #                             README links to for administrators
 # DATADIR is /usr/local/share (--datadir to change it; the Debian package uses
@@ -119,7 +119,7 @@ share_dir=$datadir/mlkem-provider
 doc_dir=$datadir/doc/mlkem-provider
 man_dir=$datadir/man/man1
 # The administrators' guides, under the names the README's links use.
-guides=(deploying.md deploying-servers.md configuration.md mlkem-provider-check.md)
+guides=(deploying.md deploying-servers.md deploying-rhel.md configuration.md mlkem-provider-check.md)
 files=(
     "$modules_dir/mlkem.so"
     "$bin_dir/mlkem-provider-check"

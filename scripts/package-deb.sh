@@ -20,24 +20,20 @@
 # system OpenSSL as it was (after the admin drops any `.include` line they
 # added). dpkg-deb builds it (Debian's own tool, present wherever dpkg is).
 #
-# Version: Cargo's, plus the commit it is built from when there is git,
-# 0.1.0+git<YYYYMMDD>.<HHMMSS>.<hash> (the commit's date and time in UTC, so
-# later commits sort higher); plain 0.1.0 outside git.
+# Version: Cargo's plus the commit's date and hash, 0.1.0+git<YYYYMMDD>.
+# <HHMMSS>.<hash> (scripts/package-build.sh, shared with
+# scripts/package-rpm.sh); plain 0.1.0 outside git.
 #
 # Reproducible: two builds of the same commit (same toolchain) give the same
 # bytes. SOURCE_DATE_EPOCH (default: the commit's date) dates the changelog
-# and every file; gzip -n; the compiler sees the checkout, the target
-# directory and $CARGO_HOME under fixed names (--remap-path-prefix), and
-# the objects are stripped. The build has its own target directory,
-# target/package-<arch> (MLKEM_PACKAGE_TARGET_DIR), so its RUSTFLAGS do not
-# rebuild the other scripts' target/. Maintainer: $DEBFULLNAME <$DEBEMAIL>
-# when both are set.
+# and every file; gzip -n; the cargo build and the stripping are
+# scripts/package-build.sh's (fixed paths in the objects, its own target
+# directory target/package-<arch>, MLKEM_PACKAGE_TARGET_DIR). Maintainer:
+# $DEBFULLNAME <$DEBEMAIL> when both are set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 source scripts/common.sh
-umask 022
-export LC_ALL=C TZ=UTC0
+source scripts/package-build.sh
 
 usage() { echo "usage: $0 [--out DIR] [--arch ARCH]"; }
 die() { echo "package-deb: $*" >&2; exit 1; }
@@ -46,76 +42,20 @@ out=target/debian
 command -v dpkg-deb >/dev/null 2>&1 || die "dpkg-deb not found (not a Debian system?)"
 host_arch=$(dpkg --print-architecture)
 arch=$host_arch
-while (($#)); do
-    case $1 in
-        --out | --arch)
-            (($# >= 2)) || { usage >&2; exit 2; }
-            case $1 in --out) out=$2 ;; --arch) arch=$2 ;; esac
-            shift 2 ;;
-        -h | --help) usage; exit 0 ;;
-        *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
-    esac
-done
+package_args "$@"
 
-# ---------------------------------------------------------------- version
-base_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
-[ -n "$base_version" ] || die "no version in Cargo.toml"
-commit=""
-if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
-    commit=$(git rev-parse HEAD)
-    stamp=$(git log -1 --date=format-local:%Y%m%d.%H%M%S --format=%cd HEAD)
-    version=$base_version+git$stamp.$(git rev-parse --short=10 HEAD)
-    export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
-    if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
-        echo "package-deb: warning: tracked files differ from commit ${commit:0:10}; the package holds them as they are now" >&2
-    fi
-else
-    version=$base_version
-    export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(stat -c %Y Cargo.toml)}
-fi
+# ---------------------------------------------------------------- build
+package_version package-deb || exit 1
 maintainer="mlkem-provider developers <mlkem-provider@example.invalid>"
 if [ -n "${DEBFULLNAME:-}" ] && [ -n "${DEBEMAIL:-}" ]; then
     maintainer="$DEBFULLNAME <$DEBEMAIL>"
 fi
-
-# ---------------------------------------------------------------- toolchain
-case $arch in
-    amd64) triplet=x86_64-linux-gnu ;;
-    arm64) triplet=aarch64-linux-gnu ;;
-    *) die "unsupported architecture $arch (amd64, arm64)" ;;
-esac
-export CARGO_TARGET_DIR=${MLKEM_PACKAGE_TARGET_DIR:-$root/target/package-$arch}
-if [ "$arch" = "$host_arch" ]; then
-    cargo=cargo target_args=() release_dir=$CARGO_TARGET_DIR/release strip=strip
-elif [ "$arch" = arm64 ] && [ "$host_arch" = amd64 ]; then
-    source scripts/aarch64-env.sh
-    aarch64_toolchain package-deb "$(packages_policy)" || exit 1
-    cargo=$aarch64_cargo target_args=(--target "$aarch64_target")
-    release_dir=$CARGO_TARGET_DIR/$aarch64_target/release strip=aarch64-linux-gnu-strip
-else
-    die "cannot build for $arch on $host_arch"
-fi
-
-# No build path in the objects: the checkout, the target directory and the
-# crates' sources ($CARGO_HOME/registry, git) under fixed names (the last
-# matching prefix wins: the target directory may lie in the checkout).
-# CARGO_ENCODED_RUSTFLAGS (0x1f between flags) keeps paths with spaces whole.
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-sep=$'\x1f'
-export CARGO_ENCODED_RUSTFLAGS="--remap-path-prefix=$cargo_home=/cargo${sep}--remap-path-prefix=$root=/mlkem-provider${sep}--remap-path-prefix=$CARGO_TARGET_DIR=/mlkem-provider/target"
-unset RUSTFLAGS
-echo "package-deb: building mlkem-provider $version for $arch ($CARGO_TARGET_DIR)" >&2
-"$cargo" build --release -q "${target_args[@]}" -p mlkem-provider -p mlkem-provider-check >&2
+package_build package-deb "$arch" || exit 1
 
 # ---------------------------------------------------------------- files
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-# As Debian ships objects: without the symbol table, debug info (the release
-# profile has debug = 1) and the compilers' .comment.
-for pair in libmlkem.so:mlkem.so mlkem-provider-check:mlkem-provider-check; do
-    "$strip" --strip-unneeded --remove-section=.comment --remove-section=.note \
-        -o "$stage/${pair#*:}" "$release_dir/${pair%%:*}"
-done
+package_strip "$stage"
 bash scripts/install.sh --destdir "$stage/root" --datadir /usr/share \
     --modules-dir "/usr/lib/$triplet/ossl-modules" --confdir /etc/ssl \
     --module "$stage/mlkem.so" --check-bin "$stage/mlkem-provider-check" >"$stage/files"
@@ -149,10 +89,7 @@ echo "$doc_dir/changelog.gz" >>"$stage/files"
 # build instead of going undeclared.
 needed=$(for object in "${objects[@]}"; do readelf -d -W "$object"; done |
     sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u)
-symbol_versions() { # symbol_versions PREFIX: the highest PREFIX_x.y... needed
-    for object in "${objects[@]}"; do readelf -V -W "$object"; done |
-        grep -o "Name: ${1}_[0-9.]*" | sed "s/^Name: ${1}_//" | sort -uV | tail -1
-}
+symbol_versions() { package_symbol_versions "$1" "${objects[@]}"; }
 depends=()
 for lib in $needed; do
     case $lib in

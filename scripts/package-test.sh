@@ -42,6 +42,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
 source scripts/aarch64-env.sh
+source scripts/package-build.sh
 started=$SECONDS
 
 log() { echo "package-test: $*"; }
@@ -117,11 +118,8 @@ dpkg-deb -x "$deb_arm64" "$arm_root"
 modules_rel=usr/lib/aarch64-linux-gnu/ossl-modules
 for object in "$modules_rel/mlkem.so" usr/bin/mlkem-provider-check; do
     [ -f "$arm_root/$object" ] || fail "arm64 .deb: no /$object"
-    description=$(file -b "$arm_root/$object")
-    machine=$(readelf -h "$arm_root/$object" | sed -n 's/^ *Machine: *//p')
-    { [[ $description == *"ARM aarch64"* ]] && [ "$machine" = AArch64 ]; } ||
-        fail "arm64 .deb: /$object is not AArch64 ($description; $machine)"
-    ok "arm64 .deb: /$object is $machine ($(cut -d, -f1-2 <<<"$description"))"
+    what=$(package_aarch64_object "$arm_root/$object") || fail "arm64 .deb: /$object is not AArch64 ($what)"
+    ok "arm64 .deb: /$object is $what"
 done
 
 # Both packages' objects load on the oldest glibc (2.34) and libcrypto

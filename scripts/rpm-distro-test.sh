@@ -91,6 +91,8 @@ declare -A LAYOUT=([rhel9.4]=rhel [rhel9.0]=rhel [al2023]=rhel [sles15sp6]=suse)
 declare -A OPENSSLDIR=([rhel9.4]=/etc/pki/tls [rhel9.0]=/etc/pki/tls [al2023]=/etc/pki/tls [sles15sp6]=/etc/ssl)
 # yes: the distribution reads provider drop-ins from $OPENSSLDIR/openssl.d.
 declare -A DROPIN=([rhel9.4]=yes [rhel9.0]=no [al2023]=no [sles15sp6]=no)
+# yes: [default_sect]'s "activate = 1" is commented out, as upstream has it.
+declare -A DEFAULT_COMMENTED=([rhel9.4]=no [rhel9.0]=no [al2023]=no [sles15sp6]=yes)
 
 # The package's files (scripts/package-rpm.sh's layout).
 MODULE=/usr/lib64/ossl-modules/mlkem.so
@@ -378,10 +380,15 @@ run_shape() {
     log "$shape: rpm --root $root -i --nodeps $(basename "$rpm_file")"
     rpm --root "$root" --dbpath /var/lib/rpm -i --nodeps "$rpm_file"
     # Install, as docs/deploying-rhel.md says for the shape: with openssl.d
-    # the package's drop-in is read as it is; without, one line is added.
+    # the package's drop-in is read as it is; without, one line is added
+    # right after "default = default_sect" (the package's snippet says so),
+    # and where the default provider's activation is commented out, it is
+    # uncommented.
     if [ "${DROPIN[$shape]}" = no ]; then
         in_root "$root" "set -ex
-echo '.include $PROVIDER_SNIPPET' >>$dir/openssl.cnf"
+sed -i '/^default = default_sect\$/a .include $PROVIDER_SNIPPET' $dir/openssl.cnf
+$([ "${DEFAULT_COMMENTED[$shape]}" = no ] || echo "sed -i 's/^# activate = 1\$/activate = 1/' $dir/openssl.cnf")
+grep -n -e '^.include' -e 'activate' $dir/openssl.cnf"
     fi
 
     log "$shape: installed, groups not turned on"
