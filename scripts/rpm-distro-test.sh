@@ -122,6 +122,7 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "run as root (rpm --root chroots into the root for the package's scriptlets)"
 source scripts/common.sh
+source scripts/packages.sh
 tools_ensure rpm-distro-test "$(packages_policy)" bwrap rpm rpmbuild rpm2cpio cpio ||
     die "missing tools (scripts/packages.sh)"
 command -v ldconfig >/dev/null 2>&1 || die "ldconfig not found"
@@ -314,28 +315,34 @@ wait_accept() { # LOG: until the server says ACCEPT
 }
 # The root's server, with the root's configuration (its groups: the policy's).
 root_server() { # PORT
+    rm -f "/tmp/server-$1.log"
     openssl s_server -accept "127.0.0.1:$1" -cert /root/pki/cert.pem -key /root/pki/key.pem \
         -www >"/tmp/server-$1.log" 2>&1 &
     wait_accept "/tmp/server-$1.log"
 }
 peer_server() { # PORT ARGS...
     local port=$1; shift
+    rm -f "/tmp/peer-$port.log"
     LD_LIBRARY_PATH=/opt/openssl-peer/lib OPENSSL_CONF=/opt/openssl-peer/ssl/openssl.cnf \
         /opt/openssl-peer/bin/openssl s_server -accept "127.0.0.1:$port" \
         -cert /root/pki/cert.pem -key /root/pki/key.pem -www "$@" >"/tmp/peer-$port.log" 2>&1 &
     wait_accept "/tmp/peer-$port.log"
 }
 # group PORT ARGS...: the group 3.5's s_client negotiates with the root's
-# server, "fail" when the handshake fails.
+# server ("Negotiated TLS1.3 group" for a KEM group, "Peer Temp Key" for a
+# classical one), prefixed "TLSv1.2:" when not TLS 1.3; "fail" when the
+# handshake fails.
 group() {
-    local port=$1 out g; shift
+    local port=$1 out g p; shift
     out=$(peer s_client -connect "127.0.0.1:$port" "$@" </dev/null 2>&1) || true
-    g=$(printf '%s\n' "$out" | sed -n 's/^Negotiated TLS1.3 group: //p' | head -1)
-    if printf '%s\n' "$out" | grep -q '^New, TLSv1'; then
-        echo "${g:-tls12}"
-    else
-        echo fail
-    fi
+    g=$(printf '%s\n' "$out" | sed -n -e 's/^Negotiated TLS1.3 group: //p' \
+        -e 's/^Peer Temp Key: \([^,]*\),.*/\1/p' | head -1)
+    p=$(printf '%s\n' "$out" | sed -n 's/^New, \(TLSv1[.0-9]*\),.*/\1/p' | head -1)
+    case $p in
+        TLSv1.3) echo "${g:-unknown}" ;;
+        TLSv1*) echo "$p:${g:-unknown}" ;;
+        *) echo fail ;;
+    esac
 }
 # handshake PORT ARGS...: ok or refused.
 handshake() {
@@ -438,7 +445,7 @@ check_cell after
 rm -f $LOCAL_D/$(basename "$POLICY_SNIPPET")
 update-crypto-policies
 $unline
-if grep -n mlkem $dir/openssl.cnf; then exit 1; fi"
+if grep -n '^[^#]*mlkem' $dir/openssl.cnf; then exit 1; fi"
     rpm --root "$root" --dbpath /var/lib/rpm -e "$rpm_name"
     rpmq=$(rpm --root "$root" --dbpath /var/lib/rpm -q "$rpm_name" 2>&1 || true)
     in_root "$root" "$root_lib
@@ -463,12 +470,12 @@ done
 
 # ---------------------------------------------------------------- the table
 # expect KEY VALUE-PATTERN: the cell, marked when not as expected.
-failures=0
 cell() { # SHAPE KEY PATTERN
     local v=${R[$1.$2]:-missing}
     # shellcheck disable=SC2053
-    if [[ $v == $3 ]]; then printf '%s' "$v"; else printf '%s (!)' "$v"; failures=$((failures + 1)); fi
+    if [[ $v == $3 ]]; then printf '%s' "$v"; else printf '%s (!)' "$v"; fi
 }
+table() {
 echo
 echo "package: $(basename "$rpm_file")$($stand_in && echo ' (STAND-IN built by this script)')"
 echo
@@ -512,6 +519,10 @@ for s in "${shapes[@]}"; do
         "$(cell "$s" removed.module_gone yes)"
 done
 echo
+}
+table_text=$(table)
+printf '%s\n' "$table_text"
+failures=$(grep -o '(!)' <<<"$table_text" | wc -l || true)
 if ((failures)); then
     log "$failures cell(s) not as expected (marked (!))"
     exit 1
