@@ -16,12 +16,8 @@
 #              engine drop-ins, no provider drop-in: the line is added)
 # All four use crypto-policies' DEFAULT back-end for their TLS settings.
 #
-# --rpm FILE: the package to test. Without it: scripts/package-rpm.sh's
-# package when that script exists, else a STAND-IN package built here with
-# rpmbuild from this checkout (the same paths: /usr/lib64/ossl-modules/
-# mlkem.so, /usr/bin/mlkem-provider-check, /etc/pki/tls/openssl.d/
-# mlkem-provider.cnf, /usr/share/mlkem-provider/{mlkem-provider.cnf,
-# crypto-policies/opensslcnf-mlkem.config}), said so in the output.
+# --rpm FILE: the package to test (default: scripts/package-rpm.sh's, built
+# now).
 # --keep: leave the roots in target/rpm-distro/<shape>/root.
 #
 # For each shape: scripts/build-openssl.sh SERIES --layout rhel|suse builds
@@ -74,7 +70,7 @@
 # Changes nothing on this machine: each root is a directory under
 # target/rpm-distro, the processes run in bubblewrap's namespaces; root is
 # needed for rpm --root (chroot for the package's scriptlets). Tools:
-# bwrap, rpm (rpmbuild, for the stand-in), ldconfig.
+# bwrap, rpm, rpm2cpio and cpio, ldconfig.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -123,7 +119,7 @@ done
 [ "$(id -u)" -eq 0 ] || die "run as root (rpm --root chroots into the root for the package's scriptlets)"
 source scripts/common.sh
 source scripts/packages.sh
-tools_ensure rpm-distro-test "$(packages_policy)" bwrap rpm rpmbuild rpm2cpio cpio ||
+tools_ensure rpm-distro-test "$(packages_policy)" bwrap rpm rpm2cpio cpio ||
     die "missing tools (scripts/packages.sh)"
 command -v ldconfig >/dev/null 2>&1 || die "ldconfig not found"
 
@@ -144,75 +140,14 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # ---------------------------------------------------------------- the package
-stand_in=false
-build_stand_in() {
-    # A package with scripts/package-rpm.sh's paths, for as long as that
-    # script is not on this branch. No scriptlets, like the real one's plan.
-    log "scripts/package-rpm.sh not found: building a STAND-IN package with rpmbuild"
-    local dir=$work/stand-in top stage provdir
-    rm -rf "$dir"
-    top=$dir/rpmbuild
-    stage=$dir/files
-    mkdir -p "$top"/{BUILD,RPMS,SOURCES,SPECS,SRPMS} "$stage"
-    provdir=$(bash scripts/build-provider.sh "$dir/provider" | tail -1)
-    cargo build --release -q -p mlkem-provider-check >&2
-    install -Dm0755 "$provdir/mlkem.so" "$stage$MODULE"
-    install -Dm0755 "${CARGO_TARGET_DIR:-target}/release/mlkem-provider-check" "$stage$CHECK"
-    strip "$stage$MODULE" "$stage$CHECK"
-    local provider_lines='[provider_sect]
-mlkem = mlkem_sect
-
-[mlkem_sect]
-activate = 1'
-    mkdir -p "$stage$(dirname "$DROPIN_FILE")" "$stage$(dirname "$POLICY_SNIPPET")"
-    printf '# mlkem provider (drop-in read through ".include /etc/pki/tls/openssl.d")\n%s\n' \
-        "$provider_lines" >"$stage$DROPIN_FILE"
-    printf '# mlkem provider: ".include %s" at the end of openssl.cnf\n%s\n' \
-        "$PROVIDER_SNIPPET" "$provider_lines" >"$stage$PROVIDER_SNIPPET"
-    printf '%s\n' '[ crypto_policy ]' \
-        'Groups = X25519MLKEM768:SecP256r1MLKEM768:SecP384r1MLKEM1024:X25519:secp256r1:X448:secp521r1:secp384r1:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192' \
-        >"$stage$POLICY_SNIPPET"
-    cat >"$top/SPECS/mlkem-provider.spec" <<EOF
-Name: mlkem-provider
-Version: 0.1.0
-Release: 0.standin
-Summary: STAND-IN package of the mlkem OpenSSL provider (rpm-distro-test)
-License: Apache-2.0 OR MIT
-BuildArch: x86_64
-AutoReqProv: no
-%global debug_package %{nil}
-%global __os_install_post %{nil}
-%description
-Stand-in with the paths of scripts/package-rpm.sh, for scripts/rpm-distro-test.sh.
-%install
-cp -a $stage/. %{buildroot}/
-%files
-$MODULE
-$CHECK
-%dir $(dirname "$DROPIN_FILE")
-%config(noreplace) $DROPIN_FILE
-%dir /usr/share/mlkem-provider
-%dir $(dirname "$POLICY_SNIPPET")
-$PROVIDER_SNIPPET
-$POLICY_SNIPPET
-EOF
-    rpmbuild -bb --quiet --define "_topdir $top" "$top/SPECS/mlkem-provider.spec" >&2
-    rpm_file=$(find "$top/RPMS" -name 'mlkem-provider-*.rpm' | head -1)
-    [ -n "$rpm_file" ] || die "rpmbuild made no package"
-    stand_in=true
-}
 if [ -z "$rpm_file" ]; then
-    if [ -f scripts/package-rpm.sh ]; then
-        log "building the package with scripts/package-rpm.sh"
-        rpm_file=$(bash scripts/package-rpm.sh | tail -1)
-    else
-        build_stand_in
-    fi
+    log "building the package with scripts/package-rpm.sh"
+    rpm_file=$(bash scripts/package-rpm.sh | tail -1)
 fi
 [ -f "$rpm_file" ] || die "no package: $rpm_file"
 rpm_file=$(cd "$(dirname "$rpm_file")" && pwd)/$(basename "$rpm_file")
 rpm_name=$(rpm -qp --qf '%{NAME}' "$rpm_file" 2>/dev/null)
-log "package: $rpm_file${stand_in:+}$($stand_in && echo ' (STAND-IN)')"
+log "package: $rpm_file"
 rpm -qlp "$rpm_file" >&2
 
 # ---------------------------------------------------------------- OpenSSL 3.5 peer
@@ -477,7 +412,7 @@ cell() { # SHAPE KEY PATTERN
 }
 table() {
 echo
-echo "package: $(basename "$rpm_file")$($stand_in && echo ' (STAND-IN built by this script)')"
+echo "package: $(basename "$rpm_file")"
 echo
 printf '| shape | OpenSSL | phase | check exit | 3.5 client X25519MLKEM768:X25519 gets | classical client (X25519) | root s_client offers | TLS 1.0 | TLS 1.2 SHA-1 sig | seconds |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
@@ -505,15 +440,17 @@ for s in "${shapes[@]}"; do
         "$(cell "$s" removed.tls1_2_sha1_sig refused)"
 done
 echo
-printf '| shape | list -providers: mlkem | genpkey ML-KEM-768 | root client -> classical server | SHA-256 sig (control) before/after | removed: openssl works, mlkem listed, module gone |\n'
+printf '| shape | list -providers: mlkem | genpkey ML-KEM-768 | root client -> classical server | controls: SHA-256 sig before/after; 3.5 to 3.5 TLS 1.0, SHA-1 sig | removed: openssl works, mlkem listed, module gone |\n'
 printf '|---|---|---|---|---|---|\n'
 for s in "${shapes[@]}"; do
-    printf '| %s | %s | %s | %s | %s / %s | %s, %s, %s |\n' "$s" \
+    printf '| %s | %s | %s | %s | %s / %s; %s, %s | %s, %s, %s |\n' "$s" \
         "$(cell "$s" installed.providers_mlkem yes)" \
         "$(cell "$s" installed.genpkey_mlkem768 ok)" \
         "$(cell "$s" after.root_client_to_classical_server ok)" \
         "$(cell "$s" before.tls1_2_sha256_sig ok)" \
         "$(cell "$s" after.tls1_2_sha256_sig ok)" \
+        "$(cell "$s" control.tls1_0_peer_to_peer ok)" \
+        "$(cell "$s" control.sha1_sig_peer_to_peer ok)" \
         "$(cell "$s" removed.openssl_works yes)" \
         "$(cell "$s" removed.providers_mlkem no)" \
         "$(cell "$s" removed.module_gone yes)"
