@@ -302,6 +302,12 @@ check_cell() { # PHASE
     local rc=0
     mlkem-provider-check >"/root/check-$1.txt" 2>&1 || rc=$?
     res "$1.check_exit" "$rc"
+    # Does its advice name crypto-policies' step (local.d)?
+    if grep -q 'crypto-policies/local.d' "/root/check-$1.txt"; then
+        res "$1.check_names_local_d" yes
+    else
+        res "$1.check_names_local_d" no
+    fi
     sed 's/^/    check| /' "/root/check-$1.txt"
 }
 LIB
@@ -440,10 +446,13 @@ for s in "${shapes[@]}"; do
         "$(cell "$s" removed.tls1_2_sha1_sig refused)"
 done
 echo
-printf '| shape | list -providers: mlkem | genpkey ML-KEM-768 | root client -> classical server | controls: SHA-256 sig before/after; 3.5 to 3.5 TLS 1.0, SHA-1 sig | removed: openssl works, mlkem listed, module gone |\n'
-printf '|---|---|---|---|---|---|\n'
+# The check's advice before the step: recorded, not yet required (the
+# check's local mode is to name crypto-policies' local.d step; then the
+# pattern becomes yes).
+printf '| shape | list -providers: mlkem | genpkey ML-KEM-768 | root client -> classical server | controls: SHA-256 sig before/after; 3.5 to 3.5 TLS 1.0, SHA-1 sig | removed: openssl works, mlkem listed, module gone | check names local.d before (info) |\n'
+printf '|---|---|---|---|---|---|---|\n'
 for s in "${shapes[@]}"; do
-    printf '| %s | %s | %s | %s | %s / %s; %s, %s | %s, %s, %s |\n' "$s" \
+    printf '| %s | %s | %s | %s | %s / %s; %s, %s | %s, %s, %s | %s |\n' "$s" \
         "$(cell "$s" installed.providers_mlkem yes)" \
         "$(cell "$s" installed.genpkey_mlkem768 ok)" \
         "$(cell "$s" after.root_client_to_classical_server ok)" \
@@ -453,7 +462,8 @@ for s in "${shapes[@]}"; do
         "$(cell "$s" control.sha1_sig_peer_to_peer ok)" \
         "$(cell "$s" removed.openssl_works yes)" \
         "$(cell "$s" removed.providers_mlkem no)" \
-        "$(cell "$s" removed.module_gone yes)"
+        "$(cell "$s" removed.module_gone yes)" \
+        "$(cell "$s" before.check_names_local_d '*')"
 done
 echo
 }
