@@ -54,7 +54,7 @@ case $arch in
     aarch64) build_arch=arm64 ;;
     *) die "unsupported architecture $arch (x86_64, aarch64)" ;;
 esac
-tools_ensure package-rpm "$(packages_policy)" rpmbuild readelf || die "missing tools"
+tools_ensure package-rpm "$(packages_policy)" rpmbuild rpm readelf || die "missing tools"
 
 # ---------------------------------------------------------------- build
 package_version package-rpm || exit 1

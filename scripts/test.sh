@@ -133,6 +133,9 @@ bash scripts/deploy-test.sh
 echo "== the packages: reproducible, lintian-clean, arm64 under qemu (arm64 openssl, TLS to OpenSSL 3.5, the check)"
 bash scripts/package-test.sh
 
+echo "== the RPMs: files and places, requires, rpmlint, reproducible, aarch64, install in a scratch root, the drop-in on a RHEL-like openssl.cnf"
+bash scripts/package-rpm-test.sh
+
 # One shape (OpenSSL 3.0.7, the cheapest build of the four: one more
 # OpenSSL build for CI); scripts/rpm-distro-test.sh runs all four.
 echo "== the RPM in a root shaped like RHEL 9.0-9.3: rpm -i, groups on through crypto-policies, the check, rpm -e"
