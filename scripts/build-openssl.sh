@@ -5,7 +5,7 @@
 # oqsprovider comparisons) and for the releases distributions ship
 # (scripts/openssl-matrix.sh: 3.0.2, 3.0.7, 3.0.8, 3.1.4, 3.2.1, 3.3.2).
 #
-#   scripts/build-openssl.sh SERIES [--prefix-root DIR]
+#   scripts/build-openssl.sh SERIES [--prefix-root DIR] [--layout rhel|suse]
 #   SERIES: 3.0.2|3.0.7|3.0.8|3.1|3.2|3.3|3.4|3.5|3.6|4.0
 #
 # The install prefix is <root>/openssl-<full version>, e.g.
@@ -20,6 +20,18 @@
 # distribution's OpenSSL has (the crate's source carries none, and without
 # one `openssl req` fails): scripts/openssl-minimal.cnf. A prefix installed
 # before this gets it when reused.
+#
+# --layout rhel|suse builds the release with a distribution's directories
+# instead, as RHEL/Fedora/Amazon Linux and SUSE configure theirs:
+# --prefix=/usr --libdir=lib64 --openssldir=/etc/pki/tls (rhel) or /etc/ssl
+# (suse), so MODULESDIR is /usr/lib64/ossl-modules; no rpath. It is installed
+# DESTDIR-style into its own cache entry, <root>/openssl-<version>-<layout>,
+# a tree to copy into a root (usr/bin/openssl, usr/lib64/lib*.so*,
+# usr/lib64/ossl-modules/, usr/lib64/pkgconfig, usr/include/openssl and an
+# empty openssldir: the configuration file is the root's to write), and
+# that tree is the last line on stdout. Check it with
+#   LD_LIBRARY_PATH=$tree/usr/lib64 $tree/usr/bin/openssl version
+# (scripts/rpm-distro-test.sh does this for each distribution shape).
 #
 # The build is a shared one (./Configure shared no-legacy no-tests; the
 # shared libraries, the openssl program, headers and pkg-config files: no
@@ -54,12 +66,16 @@ prog=${0##*/}
 
 usage() {
     cat <<EOF
-usage: $prog SERIES [--prefix-root DIR]
+usage: $prog SERIES [--prefix-root DIR] [--layout rhel|suse]
 
 Builds OpenSSL from the openssl-src crate's source and installs it under
 DIR/openssl-<version>. SERIES: 3.0.2 3.0.7 3.0.8 3.1 3.2 3.3 3.4 3.5 3.6 4.0
 (default DIR: \${MLKEM_OPENSSL_CACHE:-\$HOME/.cache/mlkem-provider/openssl}).
 Prints the install prefix as the last line of stdout.
+
+--layout rhel|suse: configure with a distribution's directories
+(--prefix=/usr --libdir=lib64, openssldir /etc/pki/tls or /etc/ssl) and
+install DESTDIR-style into DIR/openssl-<version>-<layout>, printed instead.
 EOF
 }
 
@@ -68,6 +84,7 @@ die() { log "error: $*"; exit 1; }
 
 # ---------------------------------------------------------------- arguments
 series=""
+layout=""
 root=${MLKEM_OPENSSL_CACHE:-$HOME/.cache/mlkem-provider/openssl}
 while (($#)); do
     case $1 in
@@ -76,6 +93,10 @@ while (($#)); do
             (($# >= 2)) || { usage >&2; exit 2; }
             root=$2; shift 2 ;;
         --prefix-root=*) root=${1#*=}; shift ;;
+        --layout)
+            (($# >= 2)) || { usage >&2; exit 2; }
+            layout=$2; shift 2 ;;
+        --layout=*) layout=${1#*=}; shift ;;
         -*) log "unknown argument: $1"; usage >&2; exit 2 ;;
         *)
             [ -z "$series" ] && [ -n "${CRATE_VERSION[$1]:-}" ] ||
@@ -84,6 +105,10 @@ while (($#)); do
     esac
 done
 [ -n "$series" ] || { usage >&2; exit 2; }
+case $layout in
+    "" | rhel | suse) ;;
+    *) log "unknown layout: $layout (rhel or suse)"; usage >&2; exit 2 ;;
+esac
 [ -n "$root" ] || { log "empty --prefix-root"; exit 2; }
 # make(1) and OpenSSL's Makefile cannot cope with blanks in paths.
 case $root in *[[:space:]]*) log "--prefix-root must not contain blanks: '$root'"; exit 2 ;; esac
@@ -92,26 +117,54 @@ crate_version=${CRATE_VERSION[$series]}
 version=${crate_version#*+}                 # 300.5.5+3.5.5 -> 3.5.5
 mkdir -p "$root"
 root=$(cd "$root" && pwd)                   # absolute: it is baked into the build
-prefix=$root/openssl-$version
-logfile=$root/openssl-$version.build.log
+# name: the cache entry. With a layout, $prefix is a DESTDIR tree and the
+# configured directories ($conf_*) are those inside it.
+if [ -n "$layout" ]; then
+    name=openssl-$version-$layout
+    conf_prefix=/usr
+    conf_libdir=lib64
+    case $layout in
+        rhel) conf_openssldir=/etc/pki/tls ;;
+        suse) conf_openssldir=/etc/ssl ;;
+    esac
+    prefix=$root/$name
+    destdir=$prefix
+    rpath=()
+else
+    name=openssl-$version
+    prefix=$root/$name
+    conf_prefix=$prefix
+    conf_libdir=lib
+    conf_openssldir=$prefix/ssl
+    destdir=""
+    rpath=("-Wl,-rpath,$prefix/lib")
+fi
+bindir=$destdir$conf_prefix/bin
+libdir=$destdir$conf_prefix/$conf_libdir
+logfile=$root/$name.build.log
 
-# The configuration file, in the openssldir of the build (<dir>/ssl).
+# The configuration file, in the openssldir of the build (<dir>/ssl); a
+# layout's tree gets none (the distribution shape writes its own).
 install_config() {
+    [ -z "$layout" ] || return 0
     mkdir -p "$1/ssl"
     cp "$script_dir/openssl-minimal.cnf" "$1/ssl/openssl.cnf"
+}
+config_missing() {
+    [ -z "$layout" ] && [ ! -e "$prefix/ssl/openssl.cnf" ]
 }
 
 # Does $prefix hold a working openssl of the expected version?
 installed_ok() {
     local out
-    [ -x "$prefix/bin/openssl" ] &&
-        out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version 2>/dev/null) &&
+    [ -x "$bindir/openssl" ] &&
+        out=$(LD_LIBRARY_PATH=$libdir "$bindir/openssl" version 2>/dev/null) &&
         [[ $out == "OpenSSL $version "* ]]
 }
 
 if installed_ok; then
     log "OpenSSL $version already installed in $prefix"
-    [ -e "$prefix/ssl/openssl.cnf" ] || install_config "$prefix"
+    ! config_missing || install_config "$prefix"
     echo "$prefix"
     exit 0
 fi
@@ -120,12 +173,12 @@ fi
 # whoever gets the lock second finds the install done and reuses it.
 locked=false
 if command -v flock >/dev/null 2>&1; then
-    exec 9>"$root/.openssl-$version.lock"
+    exec 9>"$root/.$name.lock"
     flock 9
     locked=true
     if installed_ok; then
         log "OpenSSL $version installed in $prefix (by a concurrent run)"
-        [ -e "$prefix/ssl/openssl.cnf" ] || install_config "$prefix"
+        ! config_missing || install_config "$prefix"
         echo "$prefix"
         exit 0
     fi
@@ -156,11 +209,11 @@ command -v cargo >/dev/null 2>&1 || die "cargo not found (needed to fetch the op
 # Trees of earlier failed builds of this version (kept for inspection) go now,
 # if we hold the lock: then no other run is using them.
 if $locked; then
-    rm -rf "$root/build-openssl-$version".*
+    rm -rf "$root/build-$name".*
 fi
-build=$(mktemp -d "$root/build-openssl-$version.XXXXXX")
+build=$(mktemp -d "$root/build-$name.XXXXXX")
 : >"$logfile"
-log "building OpenSSL $version (openssl-src $crate_version) in $build"
+log "building OpenSSL $version${layout:+ ($layout layout)} (openssl-src $crate_version) in $build"
 log "log: $logfile"
 
 # Run a build step with its output in the log; on failure show the log's tail.
@@ -224,12 +277,15 @@ if [ ! -e util/mkdef.pl ]; then
 fi
 
 # ---------------------------------------------------------------- build
-# --openssldir and the modules directory sit inside the prefix, so nothing
-# outside it is read by default.  The rpath lets bin/openssl find its own
-# libraries even without LD_LIBRARY_PATH (which, if set, still comes first).
+# Without a layout, --openssldir and the modules directory sit inside the
+# prefix, so nothing outside it is read by default, and the rpath lets
+# bin/openssl find its own libraries even without LD_LIBRARY_PATH (which, if
+# set, still comes first). With one, the directories are the distribution's
+# and the libraries are found as there, in /usr/lib64 (the root's
+# ld.so.cache), so no rpath.
 step "configuring" ./Configure shared no-legacy no-tests \
-    --prefix="$prefix" --openssldir="$prefix/ssl" --libdir=lib \
-    "-Wl,-rpath,$prefix/lib"
+    --prefix="$conf_prefix" --openssldir="$conf_openssldir" --libdir="$conf_libdir" \
+    ${rpath[@]+"${rpath[@]}"}
 jobs=$(nproc 2>/dev/null || echo 2)
 # Only what the tests run: the shared libraries, the openssl program, the
 # headers and pkg-config files. OpenSSL's own targets (build_sw,
@@ -240,26 +296,35 @@ step "compiling (make -j$jobs; several minutes)" \
     make -j"$jobs" libcrypto.so libssl.so apps/openssl libcrypto.pc libssl.pc openssl.pc
 # Install into a staging directory first and move it into place at the end,
 # so that an interrupted run never leaves a half-filled prefix behind.
-stage=$build/stage$prefix
-step "installing" mkdir -p "$stage/bin" "$stage/lib/pkgconfig" "$stage/include"
-step "installing the program" install -m 0755 apps/openssl "$stage/bin/openssl"
-step "installing the libraries" cp -P libcrypto.so* libssl.so* "$stage/lib/"
-step "installing pkg-config files" cp libcrypto.pc libssl.pc openssl.pc "$stage/lib/pkgconfig/"
-step "installing the headers" cp -R include/openssl "$stage/include/"
+# stage: where $prefix's content is assembled; s_*: the configured
+# directories inside it.
+stage=$build/stage
+if [ -n "$layout" ]; then
+    s_prefix=$stage$conf_prefix
+    step "installing" mkdir -p "$stage$conf_openssldir" "$s_prefix/$conf_libdir/ossl-modules"
+else
+    s_prefix=$stage
+fi
+s_lib=$s_prefix/$conf_libdir
+step "installing" mkdir -p "$s_prefix/bin" "$s_lib/pkgconfig" "$s_prefix/include"
+step "installing the program" install -m 0755 apps/openssl "$s_prefix/bin/openssl"
+step "installing the libraries" cp -P libcrypto.so* libssl.so* "$s_lib/"
+step "installing pkg-config files" cp libcrypto.pc libssl.pc openssl.pc "$s_lib/pkgconfig/"
+step "installing the headers" cp -R include/openssl "$s_prefix/include/"
 install_config "$stage"
 rm -rf "$prefix"
-mv "$build/stage$prefix" "$prefix"
+mv "$stage" "$prefix"
 
 # ---------------------------------------------------------------- checks
 if ! installed_ok; then
-    LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version >&2 || true
-    die "the installed $prefix/bin/openssl does not report OpenSSL $version"
+    LD_LIBRARY_PATH=$libdir "$bindir/openssl" version >&2 || true
+    die "the installed $bindir/openssl does not report OpenSSL $version"
 fi
-log "installed: $(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" version)"
+log "installed: $(LD_LIBRARY_PATH=$libdir "$bindir/openssl" version)"
 case $series in
     3.5 | 3.6 | 4.0)
         # Native ML-KEM arrived in 3.5: a quick sanity check of the build.
-        kems=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/bin/openssl" list -kem-algorithms)
+        kems=$(LD_LIBRARY_PATH=$libdir "$bindir/openssl" list -kem-algorithms)
         log "KEM algorithms:"
         printf '%s\n' "$kems" >&2
         grep -q 'ML-KEM-768' <<<"$kems" || die "ML-KEM-768 missing from 'openssl list -kem-algorithms'"

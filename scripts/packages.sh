@@ -13,7 +13,7 @@
 #   build    building the provider and the tools (scripts/setup.sh)
 #   aarch64  the AArch64 cross toolchain and emulator (scripts/aarch64-env.sh)
 #   package  building and checking the packages (package-deb, package-rpm,
-#            package-test, package-rpm-test)
+#            package-test, package-rpm-test, rpm-distro-test)
 #   servers  the real servers and clients the tests drive (deploy-test,
 #            compat-test, nginx-soak, tls-compare)
 #   demo     the demo's PNG charts
@@ -42,10 +42,12 @@ lintian                  package  lintian
 file                     package  file
 binutils                 package  readelf objdump
 diffutils                package  cmp
+bubblewrap               package  bwrap
 rpm                      package  rpm rpmbuild
 rpmlint                  package  rpmlint
 rpm2cpio                 package  rpm2cpio
 cpio                     package  cpio
+libc-bin                 package  ldconfig
 nginx                    servers  nginx
 apache2                  servers  apache2ctl
 haproxy                  servers  haproxy

@@ -136,6 +136,11 @@ bash scripts/package-test.sh
 echo "== the RPMs: files and places, requires, rpmlint, reproducible, aarch64, install in a scratch root, the drop-in on a RHEL-like openssl.cnf"
 bash scripts/package-rpm-test.sh
 
+# One shape (OpenSSL 3.0.7, the cheapest build of the four: one more
+# OpenSSL build for CI); scripts/rpm-distro-test.sh runs all four.
+echo "== the RPM in a root shaped like RHEL 9.0-9.3: rpm -i, groups on through crypto-policies, the check, rpm -e"
+bash scripts/rpm-distro-test.sh rhel9.0
+
 echo "== servers and clients from apt with the provider system-wide, short (scripts/compat-test.sh runs every group)"
 compat_dir=$(mktemp -d)
 bash scripts/compat-test.sh --quick --out "$compat_dir"
