@@ -21,7 +21,7 @@ pub const DROP_IN_FILE: &str = "mlkem-provider.cnf";
 /// Which packaging conventions this OpenSSL follows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// Debian and Ubuntu: modules under /usr/lib/<triplet>, the .deb.
+    /// Debian and Ubuntu: modules under `/usr/lib/<triplet>`, the .deb.
     Debian,
     /// RHEL and its rebuilds, Amazon Linux, SLES: modules under
     /// /usr/lib64, the RPM; `drop_in` is OPENSSLDIR's `openssl.d` where
