@@ -185,8 +185,10 @@ fn a_missing_module_is_an_error() {
 
 /// The directory the linked libcrypto loads provider modules from.
 fn modules_dir() -> PathBuf {
+    /// `OPENSSL_MODULES_DIR`, OpenSSL_version's key for MODULESDIR.
+    const OPENSSL_MODULES_DIR: i32 = 8;
     // SAFETY: OpenSSL_version returns a static string for every key.
-    let text = unsafe { CStr::from_ptr(openssl_sys::OpenSSL_version(105)) };
+    let text = unsafe { CStr::from_ptr(openssl_sys::OpenSSL_version(OPENSSL_MODULES_DIR)) };
     let text = text.to_string_lossy();
     // 3.0 writes `MODULESDIR: "DIR"`.
     let dir = text.split('"').nth(1).unwrap_or(&text);
