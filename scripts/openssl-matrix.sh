@@ -411,9 +411,10 @@ check_with() { # CNF [ARG...]: runs the check on the release with that file; $ou
 }
 
 # The Ubuntu-shaped file: the README's plain two .include lines replace its
-# sections (the check passes with a warning naming ssl_conf, and says
-# post-quantum TLS is on but replaced the file's own settings); the lines of `mlkem-provider-check --enable-lines` keep them:
-# post-quantum TLS on, the 1024-bit RSA key and TLS 1.0 still refused.
+# sections (the check fails naming ssl_conf and the CipherString it drops,
+# and says post-quantum TLS is on but replaced the file's own settings);
+# the lines of `mlkem-provider-check --enable-lines` keep them: post-quantum
+# TLS on, the 1024-bit RSA key and TLS 1.0 still refused.
 cell_ubuntu() {
     local d=$work/$release n=0
     cnf=$d/ubuntu.cnf
@@ -427,11 +428,12 @@ cell_ubuntu() {
     cnf=$d/ubuntu-plain.cnf
     { cat "$d/ubuntu.cnf"; printf '.include %s\n' "$root/scripts/package/mlkem-provider.cnf" \
         "$root/scripts/package/mlkem-tls-groups.cnf"; } >"$cnf"
-    if check_with "$cnf" && grep -q '^  warn  configuration: .*sets `ssl_conf` twice' <<<"$out" &&
+    if ! check_with "$cnf" &&
+        grep -q '^  FAIL  configuration: .*sets `ssl_conf` twice.*drops .*CipherString' <<<"$out" &&
         grep -q '^post-quantum TLS is in effect: .*but enabling it replaced' <<<"$out"; then
         n=$((n + 1))
     else
-        note "ubuntu: the plain step: the check did not warn naming ssl_conf"
+        note "ubuntu: the plain step: the check did not fail naming ssl_conf"
     fi
     # What the plain step undid shows where the build's own level is below 2
     # (OpenSSL's is 1; Debian builds its OpenSSL with 2).

@@ -5,7 +5,10 @@
 //! What OpenSSL holds (libcrypto's own reading of the file) decides a
 //! failure; what only the explaining reader sees (a skipped include, a key
 //! set twice, a line that joined another section) is a warning, since
-//! OpenSSL's reading and the handshakes have the last word.
+//! OpenSSL's reading and the handshakes have the last word. One exception
+//! is read from both: a key of the initialisation section set twice fails
+//! when the section libcrypto no longer reads holds settings that the one
+//! in effect drops.
 
 use crate::conf::{Entry, DEFAULT_SECTION};
 use crate::report::Status;
@@ -243,29 +246,102 @@ pub fn diagnose(config: &Settings) -> Setup {
 
 /// A key of the initialisation section set more than once: the last wins,
 /// which undoes an earlier snippet's (or the system file's) line. Only the
-/// explaining reader sees the earlier line: a warning.
+/// explaining reader sees the earlier line; what that line's section set
+/// comes from libcrypto, which still holds the section. Where the section
+/// in effect keeps all of it (Ubuntu's providers section naming `default`
+/// only), the repeat is a warning; where settings of the file's own are
+/// dropped (Ubuntu's `CipherString = DEFAULT:@SECLEVEL=2`), a failure: the
+/// handshakes may be post-quantum, but the machine's TLS is weaker than its
+/// file says.
 fn overridden(config: &Settings, init: &str, key: &str) -> Option<Finding> {
     let all = config.explain().all(init, key);
     let [first, .., last] = all.as_slice() else {
         return None;
     };
-    (first.value != last.value).then(|| Finding {
+    if first.value == last.value {
+        return None;
+    }
+    let dropped = dropped_settings(config, key, &first.value, &last.value);
+    let (what, why, status) = if dropped.is_empty() {
+        (
+            String::new(),
+            format!(
+                "only [{}] is read; [{}], the file's own, is ignored, though [{}] sets all it set",
+                last.value, first.value, last.value
+            ),
+            Status::Warn,
+        )
+    } else {
+        (
+            format!(", which drops the file's own {}", dropped.join(", ")),
+            format!(
+                "only [{}] is read; [{}], the file's own, is ignored with every setting in it: \
+                 programs run without what it set",
+                last.value, first.value
+            ),
+            Status::Fail,
+        )
+    };
+    Some(Finding {
         problem: format!(
-            "[{init}] sets `{key}` twice: `{key} = {}` at {} is replaced by `{key} = {}` at {}",
+            "[{init}] sets `{key}` twice: `{key} = {}` at {} is replaced by `{key} = {}` at {}{what}",
             first.value, first.at, last.value, last.at
         ),
-        why: format!(
-            "only [{}] is read; [{}], the file's own, is ignored with every setting in it",
-            last.value, first.value
-        ),
+        why,
         fix: format!(
             "take out the lines that set `{key}` again, and append the output of \
              `mlkem-provider-check --enable-lines` instead: it adds mlkem to the file's own \
              sections ([{}]) and keeps them",
             first.value
         ),
-        status: Status::Warn,
+        status,
     })
+}
+
+/// What the replaced section `old` of the initialisation key `key` set that
+/// the section in effect, `new`, does not, as libcrypto holds both: a
+/// provider it named, a TLS command of one of its applications (`Groups`
+/// and `Curves` aside: enabling mlkem sets those on purpose), an algorithm
+/// setting. Each as `` `name = value` `` with the section it came from.
+fn dropped_settings(config: &Settings, key: &str, old: &str, new: &str) -> Vec<String> {
+    let kept = |section: Option<&str>, entry: &Entry| {
+        section.is_some_and(|s| {
+            config
+                .get(s, &entry.key)
+                .is_some_and(|e| e.value == entry.value)
+        })
+    };
+    let show = |e: &Entry| format!("`{} = {}` ([{}])", e.key, e.value, e.section);
+    match key {
+        // A provider is kept when the new section names it too.
+        "providers" => config
+            .section(old)
+            .iter()
+            .filter(|e| config.get(new, &e.key).is_none())
+            .map(|e| format!("provider `{}` ([{}])", e.key, e.section))
+            .collect(),
+        // ssl_conf: application name -> section of SSL_CONF commands.
+        "ssl_conf" => config
+            .section(old)
+            .iter()
+            .flat_map(|app| {
+                let new_app = config.get(new, &app.key).map(|e| e.value);
+                config
+                    .section(&app.value)
+                    .into_iter()
+                    .filter(|e| !matches!(e.key.as_str(), "Groups" | "Curves"))
+                    .filter(|e| !kept(new_app.as_deref(), e))
+                    .map(|e| show(&e))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+        _ => config
+            .section(old)
+            .iter()
+            .filter(|e| !kept(Some(new), e))
+            .map(show)
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -55,20 +55,21 @@ const UBUNTU: &str = "openssl_conf = openssl_init\n[openssl_init]\nproviders = p
                       CipherString = DEFAULT:@SECLEVEL=2\n";
 
 /// On a file with sections of its own, the two `.include` lines replace
-/// them: the check fails and says that post-quantum TLS is on all the
-/// same. The lines of --enable-lines join them instead: the check passes.
+/// them: the check fails naming `ssl_conf` and the setting it dropped, and
+/// says that post-quantum TLS is on all the same; the replaced providers
+/// section (`default` only, which mlkem's keeps) is a warning. The lines
+/// of --enable-lines join them instead: the check passes.
 #[test]
 fn enable_lines_keep_the_files_own_sections() {
     let s = Scratch::new("ubuntu");
     let plain = s.write("plain.cnf", &format!("{UBUNTU}{}", s.includes()));
     let out = check_with_modules(&plain, Some(&s.dir), &[]);
-    // Only the explaining reader sees the earlier lines: warnings, while
-    // OpenSSL's load and the handshakes pass.
     assert_exit(
         &out,
-        0,
+        1,
         &[
-            "warn  configuration: [openssl_init] sets `ssl_conf` twice",
+            "FAIL  configuration: [openssl_init] sets `ssl_conf` twice",
+            "which drops the file's own `CipherString = DEFAULT:@SECLEVEL=2` ([system_default_sect])",
             "warn  configuration: [openssl_init] sets `providers` twice",
             "post-quantum TLS is in effect: a default client and a default server negotiate \
              X25519MLKEM768",

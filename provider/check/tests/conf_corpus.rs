@@ -2,8 +2,12 @@
 //! each judged first by OpenSSL's own tools: `openssl list -providers`
 //! loads mlkem from it, and an `openssl s_server` and `s_client` reading it
 //! negotiate a post-quantum group (the ServerHello's key share, from
-//! `-trace`). The check must agree: exit 0 with no FAIL line where OpenSSL
-//! passes, exit 1 where it does not. Each file's first line names the
+//! `-trace`), and the file's own TLS settings still apply: `openssl ciphers
+//! -s -v`, which prints what an SSL_CTX takes from the configuration
+//! (cipher strings, protocol bounds, security level), prints the same with
+//! and without the lines that include mlkem's snippets. The check must
+//! agree: exit 0 with no FAIL line where OpenSSL passes, exit 1 where it
+//! does not. Each file's first line names the
 //! verdict it was written for, so that the corpus keeps both kinds.
 //!
 //! `@DIR@` in a file stands for the scratch directory, which holds this
@@ -83,9 +87,65 @@ fn openssl(s: &Scratch, conf: &Path) -> Command {
     command
 }
 
-/// OpenSSL's verdict: mlkem loaded, and a post-quantum group negotiated
-/// between its own s_server and s_client; with the evidence.
+/// What an SSL_CTX made under `conf` allows, as `openssl ciphers -s -v`
+/// prints it.
+fn ciphers(s: &Scratch, conf: &Path) -> String {
+    let out = openssl(s, conf)
+        .args(["ciphers", "-s", "-v"])
+        .output()
+        .unwrap();
+    text(&out)
+}
+
+/// Whether the TLS settings of the file without its mlkem `.include`
+/// lines still apply with them, by `openssl ciphers -s -v`; and if not,
+/// what changed.
+fn own_settings_kept(s: &Scratch, conf: &Path) -> Result<(), String> {
+    let full = fs::read_to_string(conf).unwrap();
+    let own: String = full
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.starts_with(".include")
+                && ["mlkem-provider.cnf", "mlkem-tls-groups.cnf", "snippets.d"]
+                    .iter()
+                    .any(|snippet| l.contains(snippet)))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let baseline = conf.with_extension("own.cnf");
+    fs::write(&baseline, own).unwrap();
+    let (before, after) = (ciphers(s, &baseline), ciphers(s, conf));
+    fs::remove_file(&baseline).unwrap();
+    if before == after {
+        return Ok(());
+    }
+    let count = |t: &str| t.lines().count();
+    Err(format!(
+        "the file's own TLS settings are dropped: `openssl ciphers -s -v` lists {} entries \
+         without the mlkem lines and {} with them",
+        count(&before),
+        count(&after)
+    ))
+}
+
+/// OpenSSL's verdict: mlkem loaded, a post-quantum group negotiated
+/// between its own s_server and s_client, and the file's own TLS settings
+/// kept; with the evidence.
 fn openssl_verdict(s: &Scratch, conf: &Path) -> (bool, String) {
+    let (pass, evidence) = handshake_verdict(s, conf);
+    if !pass {
+        return (pass, evidence);
+    }
+    match own_settings_kept(s, conf) {
+        Ok(()) => (true, evidence),
+        Err(dropped) => (false, format!("{evidence}, but {dropped}")),
+    }
+}
+
+/// mlkem loaded, and a post-quantum group negotiated between OpenSSL's own
+/// s_server and s_client; with the evidence.
+fn handshake_verdict(s: &Scratch, conf: &Path) -> (bool, String) {
     let list = openssl(s, conf)
         .args(["list", "-providers"])
         .output()
