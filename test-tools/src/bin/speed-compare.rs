@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use test_tools::cli::{self, positive, unique, write_file, Files};
 use test_tools::comparison::{Comparison, Implementation, SpeedResult};
 use test_tools::measure::Operation;
+use test_tools::openssl_cache;
 use test_tools::speed_output::{canonical_name, SpeedRun, PARAMETER_SETS};
 use test_tools::system_info;
 
@@ -44,9 +45,9 @@ const STDERR_TAIL_LINES: usize = 12;
 #[derive(Parser, Debug)]
 #[command(name = "speed-compare", group = clap::ArgGroup::new("measure").multiple(true))]
 struct Args {
-    /// OpenSSL for ours and native [default:
-    /// ~/.cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl if present,
-    /// else `openssl` on PATH]
+    /// OpenSSL for ours and native [default: the newest 3.5 that
+    /// scripts/build-openssl.sh cached ($MLKEM_OPENSSL_CACHE, else
+    /// ~/.cache/mlkem-provider/openssl) if present, else `openssl` on PATH]
     #[arg(long, value_name = "BIN", value_parser = cli::path, group = "measure")]
     openssl: Option<PathBuf>,
     /// Directory holding mlkem.so [default: target/provider of this
@@ -371,12 +372,11 @@ fn run_openssl(path: &Path, args: &[&str]) -> Result<(bool, String), String> {
     Ok((out.status.success(), text))
 }
 
-/// The cached OpenSSL 3.5.5 if present, else `openssl` on PATH.
+/// The cached OpenSSL 3.5 (scripts/build-openssl.sh's) if present, else
+/// `openssl` on PATH.
 fn default_openssl() -> PathBuf {
-    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
-    let cached = home.join(".cache/mlkem-provider/openssl/openssl-3.5.5/bin/openssl");
-    Some(cached)
-        .filter(|c| c.is_file())
+    openssl_cache::cached("3.5")
+        .map(|prefix| prefix.join("bin/openssl"))
         .unwrap_or_else(|| "openssl".into())
 }
 
