@@ -59,7 +59,8 @@
 # Exit status 0 when every cell passes. Work files: target/openssl-matrix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/common.sh
+# The build group (libclang for bindgen, the compilers) when it is missing.
+source scripts/setup.sh >&2
 # shellcheck source=scripts/groups.sh
 source scripts/groups.sh
 root=$PWD
