@@ -18,8 +18,8 @@
 #     /etc/systemd/system);
 #   - no process left: every process the script started carries a marker in
 #     its environment (MLKEM_RESTORE_RUN) or works in this checkout (nginx
-#     writes its title over its environment), and none may remain (run it
-#     with nothing else of yours running in the checkout).
+#     writes its title over its environment) and did not before the test
+#     began (the pipeline that runs it, an editor), and none may remain.
 #
 # The cases: deploy-test.sh with mlkem-provider installed beforehand, SIGTERM
 # while the module is moved aside; deploy-test.sh without the package,
@@ -84,10 +84,33 @@ snapshot() {
     find /etc/rc?.d /etc/systemd/system -type l -printf 'enabled %p -> %l\n' 2>/dev/null | sort
 }
 
+# A process as "PID:START" (START: its start time in clock ticks since
+# boot, /proc/PID/stat field 22), which a reused PID does not repeat.
+proc_id() { # PID
+    local stat fields
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    read -r -a fields <<<"${stat##*) }" # from field 3 on
+    echo "$1:${fields[19]}"
+}
+
+# The processes working in this checkout: PID:START per line.
+in_checkout() {
+    local cwd pid
+    for cwd in /proc/[0-9]*/cwd; do
+        pid=${cwd#/proc/}
+        pid=${pid%/cwd}
+        [ "$(readlink "$cwd" 2>/dev/null)" = "$PWD" ] && proc_id "$pid" || true
+    done
+}
+
+# Those already there when this test began (the shell or pipeline that
+# started it, an editor): never a run's leftover.
+in_checkout_before=$(in_checkout)
+
 # The processes a run left: those with its marker in their environment,
 # and those working in this checkout (nginx, like other daemons that set
-# their process title, writes over its environment) other than this test
-# and its callers.
+# their process title, writes over its environment) other than this test,
+# its callers and what was there before it began.
 leftovers() { # RUN_ID
     local env pid
     for env in /proc/[0-9]*/environ; do
@@ -95,7 +118,8 @@ leftovers() { # RUN_ID
         pid=${pid%/environ}
         [ "$pid" != "$BASHPID" ] || continue
         if tr '\0' '\n' 2>/dev/null <"$env" | grep -qx "MLKEM_RESTORE_RUN=$1" ||
-            { [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$PWD" ] && ! state_is_ancestor "$pid"; }; then
+            { [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$PWD" ] && ! state_is_ancestor "$pid" &&
+                ! grep -qxF "$(proc_id "$pid")" <<<"$in_checkout_before"; }; then
             echo "$pid $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-120)"
         fi
     done
