@@ -23,6 +23,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The tracked files as the run found them: no step may change one (a lock
+# file cargo rewrites, a generated file), or CI tests what was not committed.
+tracked_state() { git status --porcelain --untracked-files=no && git diff | sha256sum; }
+tracked_before=$(tracked_state 2>/dev/null || true)
+
 # Every package any step needs, installed before the first step: a fresh
 # machine runs the whole command with nothing installed by hand. A tool that
 # a script needs and scripts/packages.sh lacks fails here, not an hour in.
@@ -151,3 +156,12 @@ bash scripts/restore-test.sh --quick
 
 echo "== nginx under load, short: 2,000 full handshakes per group (scripts/nginx-soak.sh runs 100,000)"
 bash scripts/nginx-soak.sh --handshakes 2000
+
+echo "== no step changed a tracked file"
+if [ "$(tracked_state 2>/dev/null || true)" != "$tracked_before" ]; then
+    echo "test: FAIL: the steps above changed tracked files (commit what they wrote, or keep them from writing it):" >&2
+    git status --short --untracked-files=no >&2
+    git diff --stat >&2
+    exit 1
+fi
+echo "ok"
