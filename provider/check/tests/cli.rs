@@ -200,28 +200,27 @@ fn local_mode_names_each_common_mistake() {
     assert_exit(&check(&s.path("absent.cnf"), &[]), 1, &["does not exist"]);
 }
 
-/// A port below Linux's ephemeral range that is free now.
-fn free_port() -> u16 {
-    let start = 20000 + (std::process::id() % 5000) as u16;
-    (start..start + 2000)
-        .find(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok())
-        .expect("a free port")
+/// A port on 127.0.0.1 where nothing listens: one the kernel just gave out
+/// and took back. (A port probed free and then used later may be taken in
+/// between by a test running beside this one.)
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }
 
-/// An `openssl s_server` on 127.0.0.1, killed on drop.
-struct Server(Child);
+/// An `openssl s_server` on 127.0.0.1, on a port the kernel picks (so tests
+/// running at once never race for one), killed on drop.
+struct Server {
+    child: Child,
+    /// `127.0.0.1:PORT`, from the server's own `ACCEPT` line.
+    target: String,
+}
 
 impl Server {
-    fn start(openssl: &Path, conf: &Path, s: &Scratch, port: u16, groups: &str) -> Self {
+    fn start(openssl: &Path, conf: &Path, s: &Scratch, groups: &str) -> Self {
         let cert = s.cert();
         let child = Command::new(openssl)
-            .args([
-                "s_server",
-                "-accept",
-                &format!("127.0.0.1:{port}"),
-                "-groups",
-                groups,
-            ])
+            .args(["s_server", "-accept", "127.0.0.1:0", "-groups", groups])
             .arg("-cert")
             .arg(&cert)
             .arg("-key")
@@ -233,14 +232,23 @@ impl Server {
             .spawn()
             .unwrap();
         // Owned before anything can fail, so a failed start kills it too.
-        let mut server = Self(child);
-        // s_server prints ACCEPT once it listens (after a line or two of notes).
-        let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
-        let listening = lines
-            .by_ref()
-            .take(5)
-            .any(|l| l.is_ok_and(|l| l.starts_with("ACCEPT")));
-        assert!(listening, "s_server -groups {groups} did not start");
+        let mut server = Self {
+            child,
+            target: String::new(),
+        };
+        // Once it listens, s_server prints `ACCEPT 127.0.0.1:PORT` (after a
+        // line or two of notes).
+        let mut lines = BufReader::new(server.child.stdout.take().unwrap()).lines();
+        let accept = lines.by_ref().take(5).find_map(|l| {
+            let line = l.ok()?;
+            line.strip_prefix("ACCEPT ")?
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        });
+        let port: u16 = accept.unwrap_or_else(|| panic!("s_server -groups {groups} did not start"));
+        server.target = format!("127.0.0.1:{port}");
         std::thread::spawn(move || lines.for_each(drop)); // keep its pipe drained
         server
     }
@@ -248,8 +256,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -280,12 +288,10 @@ fn remote_mode_tells_post_quantum_from_classical_servers() {
         }
     }
     for (openssl, server_conf) in &servers {
-        let port = free_port();
-        let _pq = Server::start(openssl, server_conf, &s, port, "X25519MLKEM768");
+        let pq = Server::start(openssl, server_conf, &s, "X25519MLKEM768");
         // The check loads the provider itself when the configuration does not.
-        let target = format!("127.0.0.1:{port}");
         for conf in [&plain, &enabled] {
-            let out = check_with_modules(conf, Some(&s.dir), &[&target]);
+            let out = check_with_modules(conf, Some(&s.dir), &[&pq.target]);
             assert_exit(
                 &out,
                 0,
@@ -295,7 +301,7 @@ fn remote_mode_tells_post_quantum_from_classical_servers() {
                 ],
             );
         }
-        let json = check(&enabled, &["--json", &target]);
+        let json = check(&enabled, &["--json", &pq.target]);
         let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
         assert_eq!(report["post_quantum"], true);
         assert_eq!(report["attempts"][0]["negotiated"], "X25519MLKEM768");
@@ -305,10 +311,8 @@ fn remote_mode_tells_post_quantum_from_classical_servers() {
             "the default list leads with it"
         );
 
-        let port = free_port();
-        let _classical = Server::start(openssl, server_conf, &s, port, "X25519:P-256");
-        let target = format!("127.0.0.1:{port}");
-        let out = check(&enabled, &[&target]);
+        let classical = Server::start(openssl, server_conf, &s, "X25519:P-256");
+        let out = check(&enabled, &[&classical.target]);
         // A 3.0 client leads with X25519MLKEM768: the server asks again.
         assert_exit(&out, 1, &["stays classical (X25519)", "yes, for X25519"]);
     }
@@ -318,7 +322,7 @@ fn remote_mode_tells_post_quantum_from_classical_servers() {
 fn remote_mode_fails_clearly_and_in_bounded_time() {
     let s = Scratch::new("unreachable");
     let conf = s.write("openssl.cnf", &format!("{SYSTEM}{}", s.includes()));
-    let closed = free_port();
+    let closed = closed_port();
     let started = Instant::now();
     assert_exit(
         &check(&conf, &[&format!("127.0.0.1:{closed}")]),
