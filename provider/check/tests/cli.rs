@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_exit, check, check_with_modules, text, Scratch, SYSTEM};
+use common::{accept_port, assert_exit, check, check_with_modules, text, Scratch, SYSTEM};
 
 #[test]
 fn local_mode_passes_with_the_system_wide_lines() {
@@ -212,7 +212,7 @@ fn closed_port() -> u16 {
 /// running at once never race for one), killed on drop.
 struct Server {
     child: Child,
-    /// `127.0.0.1:PORT`, from the server's own `ACCEPT` line.
+    /// `127.0.0.1:PORT`, the port from the server's own `ACCEPT` line.
     target: String,
 }
 
@@ -236,18 +236,9 @@ impl Server {
             child,
             target: String::new(),
         };
-        // Once it listens, s_server prints `ACCEPT 127.0.0.1:PORT` (after a
-        // line or two of notes).
         let mut lines = BufReader::new(server.child.stdout.take().unwrap()).lines();
-        let accept = lines.by_ref().take(5).find_map(|l| {
-            let line = l.ok()?;
-            line.strip_prefix("ACCEPT ")?
-                .rsplit(':')
-                .next()?
-                .parse()
-                .ok()
-        });
-        let port: u16 = accept.unwrap_or_else(|| panic!("s_server -groups {groups} did not start"));
+        let port = accept_port(lines.by_ref())
+            .unwrap_or_else(|| panic!("s_server -groups {groups} did not start"));
         server.target = format!("127.0.0.1:{port}");
         std::thread::spawn(move || lines.for_each(drop)); // keep its pipe drained
         server

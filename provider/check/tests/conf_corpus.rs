@@ -21,7 +21,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{text, Scratch, CHECK};
+use common::{accept_port, text, Scratch, CHECK};
 
 /// The post-quantum groups' code points (X25519MLKEM768,
 /// SecP256r1MLKEM768, SecP384r1MLKEM1024, MLKEM512/768/1024), as `-trace`
@@ -172,14 +172,7 @@ fn handshake_verdict(s: &Scratch, conf: &Path) -> (bool, String) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let port = lines.by_ref().take(5).find_map(|l| {
-        let l = l.ok()?;
-        l.strip_prefix("ACCEPT ")?
-            .rsplit(':')
-            .next()?
-            .parse::<u16>()
-            .ok()
-    });
+    let port = accept_port(lines.by_ref());
     let verdict = match port {
         None => (false, "s_server did not start".to_owned()),
         Some(port) => {

@@ -137,3 +137,13 @@ pub fn assert_exit(out: &Output, code: i32, wanted: &[&str]) {
         assert!(all.contains(w), "no '{w}' in:\n{all}");
     }
 }
+
+/// The port `openssl s_server -accept 127.0.0.1:0` listens on: it prints
+/// `ACCEPT 127.0.0.1:PORT` once it listens, after a line or two of notes,
+/// so this reads at most its first five lines.
+pub fn accept_port(lines: impl Iterator<Item = std::io::Result<String>>) -> Option<u16> {
+    lines.take(5).find_map(|l| {
+        let l = l.ok()?;
+        l.strip_prefix("ACCEPT ")?.rsplit(':').next()?.parse().ok()
+    })
+}
