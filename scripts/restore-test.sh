@@ -93,13 +93,18 @@ proc_id() { # PID
     echo "$1:${fields[19]}"
 }
 
+# Does process PID work in this checkout?
+works_here() { # PID
+    [ "$(readlink "/proc/$1/cwd" 2>/dev/null)" = "$PWD" ]
+}
+
 # The processes working in this checkout: PID:START per line.
 in_checkout() {
     local cwd pid
     for cwd in /proc/[0-9]*/cwd; do
         pid=${cwd#/proc/}
         pid=${pid%/cwd}
-        [ "$(readlink "$cwd" 2>/dev/null)" = "$PWD" ] && proc_id "$pid" || true
+        ! works_here "$pid" || proc_id "$pid" || true
     done
 }
 
@@ -118,7 +123,7 @@ leftovers() { # RUN_ID
         pid=${pid%/environ}
         [ "$pid" != "$BASHPID" ] || continue
         if tr '\0' '\n' 2>/dev/null <"$env" | grep -qx "MLKEM_RESTORE_RUN=$1" ||
-            { [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$PWD" ] && ! state_is_ancestor "$pid" &&
+            { works_here "$pid" && ! state_is_ancestor "$pid" &&
                 ! grep -qxF "$(proc_id "$pid")" <<<"$in_checkout_before"; }; then
             echo "$pid $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-120)"
         fi
